@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: Apache-2.0
+// The subcommand table: each command registers its flags and returns the function to run.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/context.h"
+
+namespace cardiac::cli {
+
+// Set by a register_* function; called when its subcommand was chosen.
+using Runner = std::function<int(Context&)>;
+
+struct CommandSpec {
+  const char* name;
+  const char* help;
+  Runner (*register_fn)(CLI::App& sub);
+};
+
+Runner register_scenario(CLI::App& sub);
+Runner register_status(CLI::App& sub);
+
+}  // namespace cardiac::cli

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// cardiac's entry point: the subcommand table, and the hidden NVML worker fast path.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "cli/commands.h"
+#include "core/log.h"
+#include "telemetry/gpu_worker.h"
+
+namespace {
+
+// The worker is started many times by the agent: parse its two flags by hand, no CLI11.
+int worker_main(int argc, char** argv) {
+  cardiac::telemetry::WorkerOptions options;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--nvml-lib") options.nvml_lib = argv[i + 1];
+    if (flag == "--progress-fd") options.progress_fd = std::atoi(argv[i + 1]);
+  }
+  return cardiac::telemetry::run_gpu_worker(options);
+}
+
+// Alphabetical; one line of help each.
+constexpr cardiac::cli::CommandSpec kCommands[] = {
+    {"scenario", "Record this machine's NVML answers into a fake-NVML scenario file",
+     cardiac::cli::register_scenario},
+    {"status", "One screen: every GPU and the host, each with a verdict",
+     cardiac::cli::register_status},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], cardiac::telemetry::kWorkerSubcommand) == 0) {
+    return worker_main(argc, argv);
+  }
+  signal(SIGPIPE, SIG_IGN);
+  CLI::App app{"cardiac keeps GPU servers healthy and busy", "cardiac"};
+  app.set_version_flag("--version", std::string("cardiac ") + CARDIAC_VERSION);
+  app.require_subcommand(1);
+  std::string log_level = "warn";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
+      ->capture_default_str();
+
+  cardiac::cli::Runner chosen;
+  std::vector<std::pair<CLI::App*, cardiac::cli::Runner>> runners;
+  for (const auto& spec : kCommands) {
+    CLI::App* sub = app.add_subcommand(spec.name, spec.help);
+    runners.emplace_back(sub, spec.register_fn(*sub));
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : cardiac::cli::kExitUsage;
+  }
+  cardiac::log::set_level(log_level);
+  cardiac::cli::Context ctx{std::cout, std::cerr, cardiac::SystemClock::instance(),
+                            isatty(STDOUT_FILENO) == 1};
+  for (auto& [sub, runner] : runners) {
+    if (sub->parsed()) {
+      try {
+        return runner(ctx);
+      } catch (const std::exception& e) {
+        std::cerr << "cardiac " << sub->get_name() << ": " << e.what() << "\n";
+        return cardiac::cli::kExitCannotRun;
+      }
+    }
+  }
+  return cardiac::cli::kExitUsage;
+}

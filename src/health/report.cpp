@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// Building and serialising the status report.
+#include "health/report.h"
+
+#include "core/time.h"
+#include "host/host_json.h"
+#include "nvml/clock_events.h"
+#include "nvml/gpu_json.h"
+
+namespace cardiac::health {
+
+StatusReport build_report(nvml::GpuSnapshot gpus, host::HostSnapshot host,
+                          const host::HostRates* rates) {
+  StatusReport r;
+  r.taken_at = gpus.taken_at;
+  r.inventory = judge_inventory(gpus, host);
+  r.overall = r.inventory.level;
+  for (auto& g : gpus.gpus) {
+    GpuStatus s{std::move(g), {}};
+    s.verdict = judge_gpu(s.reading);
+    r.overall = std::max(r.overall, s.verdict.level);
+    r.gpus.push_back(std::move(s));
+  }
+  gpus.gpus.clear();
+  r.nvml = std::move(gpus);
+  if (rates) r.rates = *rates;
+  r.host_verdict = judge_host(host, rates);
+  r.overall = std::max(r.overall, r.host_verdict.level);
+  r.host = std::move(host);
+  return r;
+}
+
+nlohmann::json to_json(const Verdict& v) {
+  nlohmann::json reasons = nlohmann::json::array();
+  for (const auto& reason : v.reasons) {
+    reasons.push_back({{"level", level_name(reason.level)}, {"code", reason.code},
+                       {"text", reason.text}});
+  }
+  return {{"verdict", level_name(v.level)}, {"reasons", std::move(reasons)}};
+}
+
+nlohmann::json to_json(const StatusReport& r) {
+  nlohmann::json j;
+  j["schema"] = "cardiac.status/v1";
+  j["taken_at"] = format_iso8601(r.taken_at);
+  j["verdict"] = level_name(r.overall);
+  nlohmann::json nv{{"available", r.nvml.available}};
+  if (!r.nvml.available) {
+    nv["error_kind"] = r.nvml.error_kind;
+    nv["error"] = r.nvml.error;
+  } else {
+    nv.update(nvml::to_json(r.nvml.system));
+  }
+  nv["sample_duration_us"] = r.nvml.duration_us;
+  j["nvml"] = std::move(nv);
+  j["inventory"] = to_json(r.inventory);
+  auto& gpus = j["gpus"] = nlohmann::json::array();
+  for (const auto& g : r.gpus) {
+    nlohmann::json gj = nvml::to_json(g.reading);
+    gj.update(to_json(g.verdict));
+    if (g.reading.clock_event_reasons) {
+      auto& names = gj["clock_event_reason_names"] = nlohmann::json::array();
+      for (const auto& reason : nvml::decode_clock_event_reasons(*g.reading.clock_event_reasons)) {
+        names.push_back(reason.name);
+      }
+    }
+    gpus.push_back(std::move(gj));
+  }
+  nlohmann::json hj = host::to_json(r.host, r.rates ? &*r.rates : nullptr);
+  hj.update(to_json(r.host_verdict));
+  j["host"] = std::move(hj);
+  return j;
+}
+
+}  // namespace cardiac::health

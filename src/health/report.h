@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+// The status report: one GPU snapshot and host snapshot with their verdicts, and its JSON
+// form (schema "cardiac.status/v1", documented in docs/status.md).
+#pragma once
+
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "health/verdict.h"
+#include "host/host.h"
+#include "nvml/gpu.h"
+
+namespace cardiac::health {
+
+struct GpuStatus {
+  nvml::GpuReading reading;
+  Verdict verdict;
+};
+
+struct StatusReport {
+  TimeNs taken_at = 0;
+  nvml::GpuSnapshot nvml;  // gpus moved into `gpus` below
+  std::vector<GpuStatus> gpus;
+  host::HostSnapshot host;
+  std::optional<host::HostRates> rates;  // when two host snapshots far enough apart exist
+  Verdict inventory;
+  Verdict host_verdict;
+  Level overall = Level::kOk;
+};
+
+// Judges everything. `rates` may be null.
+StatusReport build_report(nvml::GpuSnapshot gpus, host::HostSnapshot host,
+                          const host::HostRates* rates);
+
+nlohmann::json to_json(const StatusReport& r);
+nlohmann::json to_json(const Verdict& v);
+
+}  // namespace cardiac::health

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// OK / WARN / FAIL verdicts with reasons in words, for GPUs, the host and the GPU inventory.
+// Thresholds follow DCGM's health watches and gpud's components (see docs/status.md).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "host/host.h"
+#include "nvml/gpu.h"
+
+namespace cardiac::health {
+
+enum class Level { kOk = 0, kWarn = 1, kFail = 2 };
+std::string_view level_name(Level l);  // "OK", "WARN", "FAIL"
+
+struct Reason {
+  Level level = Level::kOk;
+  std::string code;  // stable key for scripts: "gpu_lost", "hw_thermal_slowdown", …
+  std::string text;  // for people: "lost from the bus (GPU_IS_LOST)"
+};
+
+struct Verdict {
+  Level level = Level::kOk;
+  std::vector<Reason> reasons;  // worst first
+  void add(Level l, std::string code, std::string text);
+};
+
+// A GPU reading on its own (health, ECC, thermal, throttling, PCIe, NVLink, power).
+Verdict judge_gpu(const nvml::GpuReading& g);
+// The host: memory, swap, disks, CPU (when rates exist), D-state processes, NIC errors.
+Verdict judge_host(const host::HostSnapshot& h, const host::HostRates* rates);
+// The inventory: NVML usable at all, NVML vs the PCI bus, NVML vs the kernel module version.
+Verdict judge_inventory(const nvml::GpuSnapshot& gpus, const host::HostSnapshot& h);
+
+}  // namespace cardiac::health

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// Worker side of the NVML isolation.
+#include "telemetry/gpu_worker.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/clock.h"
+#include "nvml/gpu_json.h"
+#include "nvml/library.h"
+#include "nvml/reader.h"
+#include "telemetry/worker_progress.h"
+
+namespace cardiac::telemetry {
+namespace {
+
+void emit(const nlohmann::json& j) {
+  std::string line = j.dump();
+  line += '\n';
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  std::fflush(stdout);
+}
+
+std::string library_error_kind(const Error& e) {
+  return e.code == ErrorCode::kNotFound ? "library_not_found" : "library_unusable";
+}
+
+}  // namespace
+
+int run_gpu_worker(const WorkerOptions& options) {
+  // Die with the parent; never outlive it holding the driver.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() == 1) return 1;
+  signal(SIGPIPE, SIG_IGN);
+
+  std::unique_ptr<WorkerProgress> progress;
+  if (options.progress_fd >= 0) {
+    auto attached = WorkerProgress::attach(options.progress_fd);
+    if (attached) progress = std::move(*attached);
+  }
+
+  auto lib = nvml::Library::open(options.nvml_lib);
+  if (!lib) {
+    emit({{"type", "hello"},
+          {"ok", false},
+          {"kind", library_error_kind(lib.error())},
+          {"message", lib.error().message},
+          {"detail", lib.error().context}});
+    return 0;
+  }
+  nvml::CallHook hook;
+  if (progress) {
+    hook = [p = progress.get()](int device, std::string_view fn) { p->publish(device, fn); };
+  }
+  nvml::Reader reader(**lib, SystemClock::instance(), hook);
+  auto system = reader.init();
+  if (!system) {
+    emit({{"type", "hello"},
+          {"ok", false},
+          {"kind", system.error().kind},
+          {"message", system.error().message},
+          {"library_path", (*lib)->path()}});
+    return 0;
+  }
+  emit({{"type", "hello"}, {"ok", true}, {"system", nvml::to_json(*system)}});
+
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    nlohmann::json cmd = nlohmann::json::parse(line, nullptr, false);
+    std::string name = cmd.is_object() ? cmd.value("cmd", "") : "";
+    if (name == "quit") break;
+    if (name != "sample") {
+      emit({{"type", "error"}, {"message", "unknown command: " + line}});
+      continue;
+    }
+    std::set<unsigned> only;
+    if (auto it = cmd.find("only"); it != cmd.end() && it->is_array()) {
+      for (const auto& v : *it) {
+        if (v.is_number_unsigned()) only.insert(v.get<unsigned>());
+      }
+    }
+    for (unsigned i = 0; i < system->device_count; ++i) {
+      if (!only.empty() && !only.count(i)) continue;
+      emit({{"type", "gpu"}, {"gpu", nvml::to_json(reader.read_device(i))}});
+    }
+    if (progress) progress->publish(-1, "");
+    emit({{"type", "end"}});
+  }
+  return 0;
+}
+
+}  // namespace cardiac::telemetry

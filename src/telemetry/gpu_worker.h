@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+// The isolated NVML worker: cardiac re-executes itself with a hidden subcommand, loads NVML
+// there and answers sample requests over a pipe. A wedged driver can only ever block this
+// process, never the agent or `cardiac status`.
+//
+// Protocol (JSON lines):
+//   worker → parent, once:  {"type":"hello","ok":true,"system":{…}}
+//                        or {"type":"hello","ok":false,"kind":"…","message":"…"}
+//   parent → worker:        {"cmd":"sample","only":[4,5]}   (omit "only" for every GPU)
+//   worker → parent:        {"type":"gpu","gpu":{…}} per device, then {"type":"end"}
+//   parent → worker:        {"cmd":"quit"}  (or closes stdin)
+#pragma once
+
+#include <string>
+
+namespace cardiac::telemetry {
+
+inline constexpr const char* kWorkerSubcommand = "__nvml-worker";
+inline constexpr int kWorkerProgressFd = 3;
+
+struct WorkerOptions {
+  std::string nvml_lib;  // empty: the default search order
+  int progress_fd = -1;  // inherited memfd, or -1
+};
+
+// Runs the worker loop on stdin/stdout until the parent quits; returns the exit code.
+int run_gpu_worker(const WorkerOptions& options);
+
+}  // namespace cardiac::telemetry
