@@ -185,6 +185,16 @@ std::optional<int> Child::try_wait() {
   return exit_status_;
 }
 
+int Child::wait() {
+  if (exit_status_ || pid_ <= 0) return exit_status_.value_or(-1);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  exit_status_ = status;
+  return status;
+}
+
 void Child::kill_and_abandon(DurationNs grace) {
   if (!running()) return;
   if (try_wait()) return;

@@ -51,6 +51,8 @@ class Child {
   void signal(int sig);
   // Non-blocking: the exit status once the child has exited (waitpid status word).
   std::optional<int> try_wait();
+  // Blocks until the child exits; returns the waitpid status word.
+  int wait();
   // Kills the child and reaps it if it dies within `grace`; otherwise abandons it.
   void kill_and_abandon(DurationNs grace = 200 * kNsPerMs);
 
