@@ -106,7 +106,12 @@ void render_problems(const health::StatusReport& r, const TextStyle& s, std::str
     }
   };
   add("NVML", r.inventory);
-  for (const auto& gs : r.gpus) add(fmt::format("GPU {}", gs.reading.index), gs.verdict);
+  for (const auto& gs : r.gpus) {
+    add(gs.reading.pci_bus_id.empty()
+            ? fmt::format("GPU {}", gs.reading.index)
+            : fmt::format("GPU {} ({})", gs.reading.index, gs.reading.pci_bus_id),
+        gs.verdict);
+  }
   add("Host", r.host_verdict);
   if (lines.empty()) return;
   out += "Problems\n";

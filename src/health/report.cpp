@@ -2,12 +2,44 @@
 // Building and serialising the status report.
 #include "health/report.h"
 
+#include <set>
+
 #include "core/time.h"
 #include "host/host_json.h"
 #include "nvml/clock_events.h"
 #include "nvml/gpu_json.h"
+#include "nvml/pci.h"
 
 namespace cardiac::health {
+namespace {
+
+// A lost GPU no longer tells NVML its bus id, yet the card usually still sits on the PCI bus.
+// When exactly one GPU lacks its id and exactly one NVIDIA GPU on the bus is unclaimed, they
+// are the same card: name its slot, which is what the person at the rack needs.
+void fill_missing_bus_id(std::vector<GpuStatus>& gpus, const host::HostSnapshot& host) {
+  if (!host.pci) return;
+  GpuStatus* missing = nullptr;
+  std::set<std::string> claimed;
+  for (auto& g : gpus) {
+    if (g.reading.pci_bus_id.empty()) {
+      if (missing) return;
+      missing = &g;
+    } else {
+      claimed.insert(g.reading.pci_bus_id);
+    }
+  }
+  if (!missing) return;
+  std::vector<std::string> unclaimed;
+  for (const auto& dev : host.pci->gpus) {
+    std::string id = nvml::normalize_pci_bus_id(dev.bus_id);
+    if (!claimed.count(id)) unclaimed.push_back(id);
+  }
+  if (unclaimed.size() != 1) return;
+  missing->reading.pci_bus_id = unclaimed.front();
+  missing->bus_id_from_sysfs = true;
+}
+
+}  // namespace
 
 StatusReport build_report(nvml::GpuSnapshot gpus, host::HostSnapshot host,
                           const host::HostRates* rates) {
@@ -22,6 +54,7 @@ StatusReport build_report(nvml::GpuSnapshot gpus, host::HostSnapshot host,
     r.gpus.push_back(std::move(s));
   }
   gpus.gpus.clear();
+  fill_missing_bus_id(r.gpus, host);
   r.nvml = std::move(gpus);
   if (rates) r.rates = *rates;
   r.host_verdict = judge_host(host, rates);
@@ -58,6 +91,7 @@ nlohmann::json to_json(const StatusReport& r) {
   for (const auto& g : r.gpus) {
     nlohmann::json gj = nvml::to_json(g.reading);
     gj.update(to_json(g.verdict));
+    if (g.bus_id_from_sysfs) gj["pci_bus_id_source"] = "sysfs";
     if (g.reading.clock_event_reasons) {
       auto& names = gj["clock_event_reason_names"] = nlohmann::json::array();
       for (const auto& reason : nvml::decode_clock_event_reasons(*g.reading.clock_event_reasons)) {

@@ -16,6 +16,7 @@ namespace cardiac::health {
 struct GpuStatus {
   nvml::GpuReading reading;
   Verdict verdict;
+  bool bus_id_from_sysfs = false;  // NVML could not say; the PCI bus did (see report.cpp)
 };
 
 struct StatusReport {

@@ -77,6 +77,9 @@ TEST(Status, VerdictsAndExitCodes) {
   EXPECT_EQ(j["verdict"], "FAIL");
   EXPECT_EQ(j["gpus"][5]["verdict"], "FAIL");
   EXPECT_EQ(j["gpus"][5]["reasons"][0]["text"], "lost from the bus (GPU_IS_LOST)");
+  // NVML cannot name a lost GPU's slot; the one unclaimed NVIDIA device on the bus can.
+  EXPECT_EQ(j["gpus"][5]["pci_bus_id"], "0000:ab:00.0");
+  EXPECT_EQ(j["gpus"][5]["pci_bus_id_source"], "sysfs");
 
   auto thermal = status_json("thermal-throttle.json");
   auto t = nlohmann::json::parse(thermal.out);
@@ -135,7 +138,7 @@ TEST(Status, TextShowsVerdictReasonsInWords) {
   RunResult r = run_cardiac({"status", "--nvml-lib", FAKE_NVML_PATH, "--root", kHost, "--color",
                              "never"},
                             {scenario_env("thermal-throttle.json")});
-  EXPECT_NE(r.out.find("GPU 1 WARN: HW thermal slowdown at 88 °C, slowdown threshold 87 °C"),
+  EXPECT_NE(r.out.find("GPU 1 (0000:2a:00.0) WARN: HW thermal slowdown at 88 °C, slowdown threshold 87 °C"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("Host FAIL: process"), std::string::npos) << r.out;
