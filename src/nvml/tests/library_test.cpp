@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// The dlopen loader and the reader, in-process, against the fake libnvidia-ml.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <set>
+
+#include "nvml/library.h"
+#include "nvml/reader.h"
+#include "nvml/return_codes.h"
+
+namespace cardiac::nvml {
+namespace {
+
+std::string scenario(const char* name) {
+  return std::string(CARDIAC_FIXTURES_DIR) + "/scenarios/" + name;
+}
+
+std::string resolved(const Library& lib, std::string_view field) {
+  for (const auto& s : lib.symbols()) {
+    if (s.field == field) return s.symbol;
+  }
+  return "?";
+}
+
+TEST(Library, ResolvesTheNewestVersionedNames) {
+  auto lib = Library::open(FAKE_NVML_PATH);
+  ASSERT_TRUE(lib) << lib.error().what();
+  EXPECT_EQ(resolved(**lib, "init"), "nvmlInit_v2");
+  EXPECT_EQ(resolved(**lib, "device_count"), "nvmlDeviceGetCount_v2");
+  EXPECT_EQ(resolved(**lib, "handle_by_index"), "nvmlDeviceGetHandleByIndex_v2");
+  EXPECT_EQ(resolved(**lib, "compute_processes"), "nvmlDeviceGetComputeRunningProcesses_v3");
+  EXPECT_EQ(resolved(**lib, "clocks_event_reasons"), "nvmlDeviceGetCurrentClocksEventReasons");
+  EXPECT_EQ((*lib)->error_string(kGpuIsLost), "GPU is lost");
+}
+
+TEST(Library, MissingFileIsNotFound) {
+  auto lib = Library::open("/nonexistent/libnvidia-ml.so.1");
+  ASSERT_FALSE(lib);
+  EXPECT_EQ(lib.error().code, ErrorCode::kNotFound);
+  EXPECT_NE(lib.error().message.find("/nonexistent/libnvidia-ml.so.1"), std::string::npos);
+}
+
+TEST(Library, ALibraryWithoutNvmlIsRejectedByName) {
+  // libm loads fine but has none of NVML's entry points.
+  auto lib = Library::open("libm.so.6");
+  ASSERT_FALSE(lib);
+  EXPECT_EQ(lib.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(lib.error().message.find("lacks a required NVML entry point (init)"),
+            std::string::npos)
+      << lib.error().message;
+}
+
+TEST(Reader, ReadsThroughTheHookAndCachesIdentity) {
+  setenv("CARDIAC_FAKE_NVML_SCENARIO", scenario("healthy-8xh100.json").c_str(), 1);
+  auto lib = Library::open(FAKE_NVML_PATH);
+  ASSERT_TRUE(lib);
+  std::set<std::string> seen;
+  int uuid_calls = 0;
+  ManualClock clock;
+  Reader reader(**lib, clock, [&](int, std::string_view fn) {
+    seen.emplace(fn);
+    if (fn == "nvmlDeviceGetUUID") ++uuid_calls;
+  });
+  auto sys = reader.init();
+  ASSERT_TRUE(sys) << sys.error().message;
+  EXPECT_EQ(sys->device_count, 8u);
+  auto first = reader.read_device(0);
+  auto second = reader.read_device(0);
+  EXPECT_EQ(first.uuid, second.uuid);
+  EXPECT_EQ(uuid_calls, 1);  // static facts are read once
+  EXPECT_TRUE(seen.count("nvmlDeviceGetTemperature"));
+  EXPECT_TRUE(seen.count("nvmlDeviceGetNvLinkErrorCounter"));
+  EXPECT_EQ(second.sampled_at, clock.now());
+}
+
+TEST(Reader, InitFailureExplainsTheNextStep) {
+  setenv("CARDIAC_FAKE_NVML_SCENARIO", scenario("version-mismatch.json").c_str(), 1);
+  auto lib = Library::open(FAKE_NVML_PATH);
+  ASSERT_TRUE(lib);
+  ManualClock clock;
+  Reader reader(**lib, clock);
+  auto sys = reader.init();
+  ASSERT_FALSE(sys);
+  EXPECT_EQ(sys.error().kind, "version_mismatch");
+  EXPECT_NE(sys.error().message.find("upgraded without a reboot"), std::string::npos);
+}
+
+TEST(ReturnCodes, NamesRoundTrip) {
+  for (int rc : {0, 3, 15, 16, 18, 999}) {
+    EXPECT_EQ(return_code_from_name(return_code_name(rc)), rc);
+  }
+  EXPECT_EQ(return_code_from_name("NVML_ERROR_GPU_IS_LOST"), kGpuIsLost);
+  EXPECT_EQ(return_code_from_name("nonsense"), -1);
+  EXPECT_EQ(return_code_name(12345), "UNKNOWN");
+  EXPECT_TRUE(is_device_fatal(kGpuIsLost));
+  EXPECT_FALSE(is_device_fatal(kNotSupported));
+}
+
+}  // namespace
+}  // namespace cardiac::nvml
