@@ -329,7 +329,9 @@ void full_sample(benchmark::State& state, const std::string& root, bool frame) {
   if (worker0 && worker1) set_avg_us(state, "worker_cpu_us", *worker1 - *worker0);
 }
 
-void BM_StatusFrame_Fixture(benchmark::State& state) { full_sample(state, fixture_root(), true); }
+void BM_StatusFrame_Fixture(benchmark::State& state) {
+  full_sample(state, fixture_root(), true);
+}
 BENCHMARK(BM_StatusFrame_Fixture)->Unit(benchmark::kMicrosecond)->MinTime(0.2);
 
 void BM_FullSampleCpu_Fixture(benchmark::State& state) {

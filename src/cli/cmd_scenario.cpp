@@ -21,17 +21,24 @@ struct ScenarioOptions {
 };
 
 // Keys of a reading that describe one sample rather than the device.
-constexpr const char* kVolatileKeys[] = {"index", "health", "health_detail", "sampled_at_ns",
-                                         "sample_duration_us", "call_errors"};
+constexpr const char* kVolatileKeys[] = {
+    "index", "health", "health_detail", "sampled_at_ns", "sample_duration_us", "call_errors"};
 
 nlohmann::json device_entry(const nvml::GpuReading& g) {
   nlohmann::json d = nvml::to_json(g);
   for (const char* key : kVolatileKeys) d.erase(key);
   switch (g.health) {
-    case nvml::DeviceHealth::kLost: d["state"] = "lost"; break;
-    case nvml::DeviceHealth::kResetRequired: d["state"] = "reset_required"; break;
-    case nvml::DeviceHealth::kError: d["state"] = "unknown_error"; break;
-    default: break;
+    case nvml::DeviceHealth::kLost:
+      d["state"] = "lost";
+      break;
+    case nvml::DeviceHealth::kResetRequired:
+      d["state"] = "reset_required";
+      break;
+    case nvml::DeviceHealth::kError:
+      d["state"] = "unknown_error";
+      break;
+    default:
+      break;
   }
   // Calls that failed with something other than NOT_SUPPORTED replay as that code.
   if (!g.call_errors.empty()) d["returns"] = g.call_errors;

@@ -23,7 +23,7 @@ struct StatusOptions {
   bool json = false;
   std::optional<double> watch;  // seconds between frames
   std::string watch_text;
-  int count = 0;                // frames to show with --watch (0 = until interrupted)
+  int count = 0;  // frames to show with --watch (0 = until interrupted)
   std::string nvml_lib;
   std::string root = "/";
   std::string timeout = "5s";
@@ -32,7 +32,9 @@ struct StatusOptions {
 
 std::atomic<bool> g_interrupted{false};
 
-void on_interrupt(int) { g_interrupted = true; }
+void on_interrupt(int) {
+  g_interrupted = true;
+}
 
 // CPU rates need ticks between two host reads; a single frame only gets them when the GPU
 // sample took long enough for them to mean something.
@@ -54,7 +56,8 @@ int exit_code_for(const health::StatusReport& r) {
 int run_status(const StatusOptions& o, Context& ctx) {
   auto timeout = parse_duration_ns(o.timeout);
   if (!timeout || *timeout <= 0) {
-    ctx.err << "cardiac status: --timeout: not a duration: '" << o.timeout << "' (e.g. 5s, 500ms)\n";
+    ctx.err << "cardiac status: --timeout: not a duration: '" << o.timeout
+            << "' (e.g. 5s, 500ms)\n";
     return kExitUsage;
   }
   if (o.watch && *o.watch <= 0) {
@@ -88,7 +91,8 @@ int run_status(const StatusOptions& o, Context& ctx) {
       rates = host::compute_rates(before, after);
     }
     previous = after;
-    auto report = health::build_report(std::move(gpus), std::move(after), rates ? &*rates : nullptr);
+    auto report =
+        health::build_report(std::move(gpus), std::move(after), rates ? &*rates : nullptr);
     rc = exit_code_for(report);
     if (o.json) {
       ctx.out << health::to_json(report).dump(o.watch ? -1 : 2) << "\n";
@@ -118,7 +122,8 @@ Runner register_status(CLI::App& sub) {
   sub.add_option("--watch", o->watch_text, "Refresh every SECONDS (default 2)")
       ->expected(0, 1)
       ->option_text("[SECONDS]");
-  sub.add_option("--count", o->count, "With --watch: stop after N frames")->check(CLI::NonNegativeNumber);
+  sub.add_option("--count", o->count, "With --watch: stop after N frames")
+      ->check(CLI::NonNegativeNumber);
   sub.add_option("--nvml-lib", o->nvml_lib,
                  "NVML library to load (default libnvidia-ml.so.1, then libnvidia-ml.so)");
   sub.add_option("--root", o->root, "Read /proc and /sys under DIR (a captured host tree)")
@@ -131,7 +136,8 @@ Runner register_status(CLI::App& sub) {
   return [o, &sub](Context& ctx) {
     // `--watch` given without a value means the default interval.
     if (sub.count("--watch")) {
-      auto seconds = o->watch_text.empty() ? std::optional<double>(2.0) : parse_double(o->watch_text);
+      auto seconds =
+          o->watch_text.empty() ? std::optional<double>(2.0) : parse_double(o->watch_text);
       if (!seconds) {
         ctx.err << "cardiac status: --watch: not a number of seconds: '" << o->watch_text << "'\n";
         return static_cast<int>(kExitUsage);

@@ -12,9 +12,9 @@ namespace cardiac::cli {
 // Stable exit codes (docs/cli.md).
 enum ExitCode : int {
   kExitOk = 0,
-  kExitFindings = 1,      // something is WARN or FAIL
-  kExitUsage = 2,         // bad flags or configuration
-  kExitCannotRun = 3,     // e.g. no NVIDIA driver / NVML library, no permission
+  kExitFindings = 1,   // something is WARN or FAIL
+  kExitUsage = 2,      // bad flags or configuration
+  kExitCannotRun = 3,  // e.g. no NVIDIA driver / NVML library, no permission
 };
 
 struct Context {

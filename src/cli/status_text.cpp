@@ -48,9 +48,8 @@ void render_header(const health::StatusReport& r, const TextStyle& s, std::strin
   std::string host = r.host.system.hostname.value_or("this host");
   std::string driver;
   if (r.nvml.available) {
-    driver = fmt::format("driver {}", r.nvml.system.driver_version.empty()
-                                          ? "n/a"
-                                          : r.nvml.system.driver_version);
+    driver = fmt::format(
+        "driver {}", r.nvml.system.driver_version.empty() ? "n/a" : r.nvml.system.driver_version);
     if (r.nvml.system.cuda_driver_version) {
       int v = *r.nvml.system.cuda_driver_version;
       driver += fmt::format(", CUDA {}.{}", v / 1000, (v % 1000) / 10);
@@ -79,8 +78,8 @@ void render_gpu_table(const health::StatusReport& r, const TextStyle& s, std::st
                                        g.power_limit_mw ? std::to_string(*g.power_limit_mw / 1000)
                                                         : std::string("n/a"))
                          : "n/a";
-    std::string sm = g.clock_sm_mhz ? fmt::format("{}/{}", *g.clock_sm_mhz, opt(g.clock_sm_max_mhz))
-                                    : "n/a";
+    std::string sm =
+        g.clock_sm_mhz ? fmt::format("{}/{}", *g.clock_sm_mhz, opt(g.clock_sm_max_mhz)) : "n/a";
     std::string pcie = g.pcie_gen_current && g.pcie_width_current
                            ? fmt::format("gen{} x{}", *g.pcie_gen_current, *g.pcie_width_current)
                            : "n/a";
@@ -100,9 +99,8 @@ void render_problems(const health::StatusReport& r, const TextStyle& s, std::str
   auto add = [&](std::string_view who, const health::Verdict& v) {
     for (const auto& reason : v.reasons) {
       if (reason.level == health::Level::kOk) continue;
-      lines.push_back(fmt::format("{} {}: {}", who, paint(s, reason.level,
-                                                          health::level_name(reason.level)),
-                                  reason.text));
+      lines.push_back(fmt::format(
+          "{} {}: {}", who, paint(s, reason.level, health::level_name(reason.level)), reason.text));
     }
   };
   add("NVML", r.inventory);
@@ -143,8 +141,9 @@ void render_host(const health::StatusReport& r, const TextStyle& s, std::string&
     const auto& c = *r.rates->cpu.total;
     parts.push_back(fmt::format("cpu {:.0f}% (iowait {:.0f}%)", c.busy, c.iowait.value_or(0)));
   }
-  if (h.load) parts.push_back(fmt::format("load {:.2f} {:.2f} {:.2f}", h.load->load1, h.load->load5,
-                                          h.load->load15));
+  if (h.load)
+    parts.push_back(
+        fmt::format("load {:.2f} {:.2f} {:.2f}", h.load->load1, h.load->load5, h.load->load15));
   if (h.memory && h.memory->available) {
     parts.push_back(fmt::format("mem {} free of {}", format_bytes(*h.memory->available),
                                 format_bytes(h.memory->total)));
@@ -154,10 +153,11 @@ void render_host(const health::StatusReport& r, const TextStyle& s, std::string&
     parts.push_back(fmt::format("{} {:.0f}%", fs.mount_point,
                                 100.0 - 100.0 * static_cast<double>(*fs.available) / *fs.total));
   }
-  if (h.system.uptime_s) parts.push_back("up " + format_duration(static_cast<DurationNs>(*h.system.uptime_s * 1e9)));
+  if (h.system.uptime_s)
+    parts.push_back("up " + format_duration(static_cast<DurationNs>(*h.system.uptime_s * 1e9)));
   if (h.system.kernel) parts.push_back("kernel " + *h.system.kernel);
-  out += fmt::format("Host {}  {}\n", paint(s, r.host_verdict.level,
-                                            health::level_name(r.host_verdict.level)),
+  out += fmt::format("Host {}  {}\n",
+                     paint(s, r.host_verdict.level, health::level_name(r.host_verdict.level)),
                      fmt::join(parts, " · "));
 }
 

@@ -13,8 +13,12 @@ TimeNs read_clock(clockid_t id) {
 }
 }  // namespace
 
-TimeNs SystemClock::now() const { return read_clock(CLOCK_REALTIME); }
-TimeNs SystemClock::monotonic() const { return read_clock(CLOCK_MONOTONIC); }
+TimeNs SystemClock::now() const {
+  return read_clock(CLOCK_REALTIME);
+}
+TimeNs SystemClock::monotonic() const {
+  return read_clock(CLOCK_MONOTONIC);
+}
 
 const SystemClock& SystemClock::instance() {
   static const SystemClock clock;

@@ -10,15 +10,24 @@ namespace cardiac {
 
 std::string_view error_code_name(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kIo: return "io";
-    case ErrorCode::kNotFound: return "not_found";
-    case ErrorCode::kParse: return "parse";
-    case ErrorCode::kInvalidArgument: return "invalid_argument";
-    case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kTimeout: return "timeout";
-    case ErrorCode::kPermission: return "permission";
-    case ErrorCode::kUnavailable: return "unavailable";
-    case ErrorCode::kInternal: return "internal";
+    case ErrorCode::kIo:
+      return "io";
+    case ErrorCode::kNotFound:
+      return "not_found";
+    case ErrorCode::kParse:
+      return "parse";
+    case ErrorCode::kInvalidArgument:
+      return "invalid_argument";
+    case ErrorCode::kUnsupported:
+      return "unsupported";
+    case ErrorCode::kTimeout:
+      return "timeout";
+    case ErrorCode::kPermission:
+      return "permission";
+    case ErrorCode::kUnavailable:
+      return "unavailable";
+    case ErrorCode::kInternal:
+      return "internal";
   }
   return "unknown";
 }

@@ -52,13 +52,15 @@ using Result = tl::expected<T, Error>;
 using Status = Result<void>;
 
 // Shorthand for returning an error from a function that returns Result<T>.
-inline tl::unexpected<Error> fail(Error e) { return tl::unexpected<Error>(std::move(e)); }
+inline tl::unexpected<Error> fail(Error e) {
+  return tl::unexpected<Error>(std::move(e));
+}
 
 }  // namespace cardiac
 
 // Evaluates a Result-returning expression; returns its error from the enclosing function.
-#define CARDIAC_TRY(expr)                                           \
-  do {                                                              \
-    auto cardiac_try_result_ = (expr);                              \
+#define CARDIAC_TRY(expr)                                                                     \
+  do {                                                                                        \
+    auto cardiac_try_result_ = (expr);                                                        \
     if (!cardiac_try_result_) return ::cardiac::fail(std::move(cardiac_try_result_).error()); \
   } while (0)

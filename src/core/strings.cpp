@@ -57,8 +57,12 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
-bool ends_with(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.starts_with(prefix);
+}
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.ends_with(suffix);
+}
 
 std::string to_lower(std::string_view s) {
   std::string out(s);
@@ -113,15 +117,24 @@ std::optional<std::int64_t> parse_duration_ns(std::string_view s) {
     while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
     std::string_view unit = s.substr(ustart, i - ustart);
     double mult = 0;
-    if (unit == "ns") mult = 1;
-    else if (unit == "us") mult = 1e3;
-    else if (unit == "ms") mult = 1e6;
-    else if (unit == "s") mult = 1e9;
-    else if (unit == "m") mult = 60e9;
-    else if (unit == "h") mult = 3600e9;
-    else if (unit == "d") mult = 86400e9;
-    else if (unit == "w") mult = 7 * 86400e9;
-    else return std::nullopt;
+    if (unit == "ns")
+      mult = 1;
+    else if (unit == "us")
+      mult = 1e3;
+    else if (unit == "ms")
+      mult = 1e6;
+    else if (unit == "s")
+      mult = 1e9;
+    else if (unit == "m")
+      mult = 60e9;
+    else if (unit == "h")
+      mult = 3600e9;
+    else if (unit == "d")
+      mult = 86400e9;
+    else if (unit == "w")
+      mult = 7 * 86400e9;
+    else
+      return std::nullopt;
     total += *num * mult;
   }
   return static_cast<std::int64_t>(total);

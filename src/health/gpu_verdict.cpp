@@ -11,9 +11,9 @@
 namespace cardiac::health {
 namespace {
 
-constexpr unsigned kMaxRetiredPages = 63;       // DCGM_LIMIT_MAX_RETIRED_PAGES
-constexpr unsigned kSlowdownMarginC = 5;        // warn this close to the slowdown threshold
-constexpr unsigned kPcieLoadUtilization = 50;   // judge the link only under load
+constexpr unsigned kMaxRetiredPages = 63;      // DCGM_LIMIT_MAX_RETIRED_PAGES
+constexpr unsigned kSlowdownMarginC = 5;       // warn this close to the slowdown threshold
+constexpr unsigned kPcieLoadUtilization = 50;  // judge the link only under load
 constexpr std::uint64_t kThermalOrBrakeBits =
     nvml::kReasonHwSlowdown | nvml::kReasonHwThermalSlowdown | nvml::kReasonHwPowerBrakeSlowdown |
     nvml::kReasonSwThermalSlowdown;
@@ -21,7 +21,8 @@ constexpr std::uint64_t kThermalOrBrakeBits =
 void judge_state(const nvml::GpuReading& g, Verdict& v) {
   using nvml::DeviceHealth;
   switch (g.health) {
-    case DeviceHealth::kOk: return;
+    case DeviceHealth::kOk:
+      return;
     case DeviceHealth::kLost:
       v.add(Level::kFail, "gpu_lost", "lost from the bus (GPU_IS_LOST)");
       return;
@@ -63,20 +64,21 @@ void judge_memory_errors(const nvml::GpuReading& g, Verdict& v) {
                       kMaxRetiredPages));
   }
   if (g.ecc_enabled && g.ecc_pending_enabled && *g.ecc_enabled != *g.ecc_pending_enabled) {
-    v.add(Level::kWarn, "ecc_mode_pending",
-          fmt::format("ECC will be {} after the next reset", *g.ecc_pending_enabled ? "on" : "off"));
+    v.add(
+        Level::kWarn, "ecc_mode_pending",
+        fmt::format("ECC will be {} after the next reset", *g.ecc_pending_enabled ? "on" : "off"));
   }
 }
 
 void judge_thermal(const nvml::GpuReading& g, Verdict& v) {
   std::uint64_t reasons = g.clock_event_reasons.value_or(0);
   std::string temp = g.temperature ? fmt::format(" at {} °C", *g.temperature) : "";
-  std::string threshold =
-      g.temperature_slowdown ? fmt::format(", slowdown threshold {} °C", *g.temperature_slowdown)
-                             : "";
+  std::string threshold = g.temperature_slowdown
+                              ? fmt::format(", slowdown threshold {} °C", *g.temperature_slowdown)
+                              : "";
   for (const auto& r : nvml::decode_clock_event_reasons(reasons & kThermalOrBrakeBits)) {
-    bool thermal = r.bit == nvml::kReasonHwThermalSlowdown ||
-                   r.bit == nvml::kReasonSwThermalSlowdown;
+    bool thermal =
+        r.bit == nvml::kReasonHwThermalSlowdown || r.bit == nvml::kReasonSwThermalSlowdown;
     // HW slowdown is reported together with its cause; name it once.
     if (r.bit == nvml::kReasonHwSlowdown &&
         (reasons & (nvml::kReasonHwThermalSlowdown | nvml::kReasonHwPowerBrakeSlowdown))) {
@@ -108,7 +110,8 @@ void judge_pcie_power_links(const nvml::GpuReading& g, Verdict& v) {
           fmt::format("PCIe link gen{} x{} under load, capable of gen{} x{}", *g.pcie_gen_current,
                       *g.pcie_width_current, *g.pcie_gen_max, *g.pcie_width_max));
   }
-  if (g.power_limit_mw && g.power_default_limit_mw && *g.power_limit_mw < *g.power_default_limit_mw) {
+  if (g.power_limit_mw && g.power_default_limit_mw &&
+      *g.power_limit_mw < *g.power_default_limit_mw) {
     v.add(Level::kWarn, "power_limit_lowered",
           fmt::format("power limit {} W is below the default {} W", *g.power_limit_mw / 1000,
                       *g.power_default_limit_mw / 1000));

@@ -7,8 +7,8 @@
 namespace cardiac::health {
 namespace {
 
-constexpr double kMemAvailableWarnPct = 5;   // default rule: memory available < 5 %
-constexpr double kDiskWarnPct = 90;          // default rule: disk > 90 % full
+constexpr double kMemAvailableWarnPct = 5;  // default rule: memory available < 5 %
+constexpr double kDiskWarnPct = 90;         // default rule: disk > 90 % full
 constexpr double kDiskFailPct = 97;
 constexpr double kCpuWarnPct = 95;
 constexpr double kNicWarnPct = 90;
@@ -36,7 +36,8 @@ void judge_memory(const host::HostSnapshot& h, Verdict& v) {
 void judge_disks(const host::HostSnapshot& h, Verdict& v) {
   for (const auto& fs : h.filesystems) {
     if (!fs.total || !fs.available || *fs.total == 0) continue;
-    double used = 100.0 - 100.0 * static_cast<double>(*fs.available) / static_cast<double>(*fs.total);
+    double used =
+        100.0 - 100.0 * static_cast<double>(*fs.available) / static_cast<double>(*fs.total);
     if (used >= kDiskFailPct) {
       v.add(Level::kFail, "disk_full",
             fmt::format("{} is {:.0f} % full ({} left)", fs.mount_point, used,
@@ -67,7 +68,8 @@ void judge_rates(const host::HostRates& r, Verdict& v) {
   for (const auto& n : r.nics) {
     double util = std::max(n.rx_util_percent.value_or(0), n.tx_util_percent.value_or(0));
     if (util >= kNicWarnPct) {
-      v.add(Level::kWarn, "nic_saturated", fmt::format("{} at {:.0f} % of link speed", n.name, util));
+      v.add(Level::kWarn, "nic_saturated",
+            fmt::format("{} at {:.0f} % of link speed", n.name, util));
     }
     if (n.rx_errors + n.tx_errors + n.rx_drops + n.tx_drops > 0) {
       v.add(Level::kWarn, "nic_errors",

@@ -66,8 +66,8 @@ StatusReport build_report(nvml::GpuSnapshot gpus, host::HostSnapshot host,
 nlohmann::json to_json(const Verdict& v) {
   nlohmann::json reasons = nlohmann::json::array();
   for (const auto& reason : v.reasons) {
-    reasons.push_back({{"level", level_name(reason.level)}, {"code", reason.code},
-                       {"text", reason.text}});
+    reasons.push_back(
+        {{"level", level_name(reason.level)}, {"code", reason.code}, {"text", reason.text}});
   }
   return {{"verdict", level_name(v.level)}, {"reasons", std::move(reasons)}};
 }

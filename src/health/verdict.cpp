@@ -12,9 +12,12 @@ namespace cardiac::health {
 
 std::string_view level_name(Level l) {
   switch (l) {
-    case Level::kOk: return "OK";
-    case Level::kWarn: return "WARN";
-    case Level::kFail: return "FAIL";
+    case Level::kOk:
+      return "OK";
+    case Level::kWarn:
+      return "WARN";
+    case Level::kFail:
+      return "FAIL";
   }
   return "FAIL";
 }
@@ -22,8 +25,8 @@ std::string_view level_name(Level l) {
 void Verdict::add(Level l, std::string code, std::string text) {
   level = std::max(level, l);
   Reason r{l, std::move(code), std::move(text)};
-  auto pos = std::find_if(reasons.begin(), reasons.end(),
-                          [&](const Reason& x) { return x.level < l; });
+  auto pos =
+      std::find_if(reasons.begin(), reasons.end(), [&](const Reason& x) { return x.level < l; });
   reasons.insert(pos, std::move(r));
 }
 

@@ -13,12 +13,18 @@ namespace cardiac::nvml {
 
 std::string_view device_health_name(DeviceHealth h) {
   switch (h) {
-    case DeviceHealth::kOk: return "ok";
-    case DeviceHealth::kLost: return "lost";
-    case DeviceHealth::kResetRequired: return "reset_required";
-    case DeviceHealth::kError: return "error";
-    case DeviceHealth::kUnresponsive: return "unresponsive";
-    case DeviceHealth::kNotSampled: return "not_sampled";
+    case DeviceHealth::kOk:
+      return "ok";
+    case DeviceHealth::kLost:
+      return "lost";
+    case DeviceHealth::kResetRequired:
+      return "reset_required";
+    case DeviceHealth::kError:
+      return "error";
+    case DeviceHealth::kUnresponsive:
+      return "unresponsive";
+    case DeviceHealth::kNotSampled:
+      return "not_sampled";
   }
   return "error";
 }

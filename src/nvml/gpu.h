@@ -27,8 +27,8 @@ std::string_view device_health_name(DeviceHealth h);
 struct GpuProcess {
   std::uint32_t pid = 0;
   std::optional<std::uint64_t> used_memory_bytes;  // absent when NVML says NOT_AVAILABLE
-  std::string name;                                 // from /proc/<pid>/comm, "" if gone
-  std::string type;                                 // "compute" or "graphics"
+  std::string name;                                // from /proc/<pid>/comm, "" if gone
+  std::string type;                                // "compute" or "graphics"
 };
 
 struct NvLink {
@@ -44,16 +44,16 @@ struct NvLink {
 struct GpuReading {
   unsigned index = 0;
   DeviceHealth health = DeviceHealth::kOk;
-  std::string health_detail;  // e.g. "nvmlDeviceGetUUID returned GPU_IS_LOST"
-  TimeNs sampled_at = 0;      // wall clock when the device was read
+  std::string health_detail;            // e.g. "nvmlDeviceGetUUID returned GPU_IS_LOST"
+  TimeNs sampled_at = 0;                // wall clock when the device was read
   std::int64_t sample_duration_us = 0;  // time spent inside NVML for this device
 
   // Identity.
   std::string name;
   std::string uuid;
   std::string serial;
-  std::string pci_bus_id;  // normalised "0000:3b:00.0"
-  std::optional<std::uint32_t> pci_device_id;     // device << 16 | vendor
+  std::string pci_bus_id;                      // normalised "0000:3b:00.0"
+  std::optional<std::uint32_t> pci_device_id;  // device << 16 | vendor
   std::optional<std::uint32_t> pci_subsystem_id;
   std::optional<unsigned> minor_number;
   std::string vbios_version;
@@ -80,7 +80,7 @@ struct GpuReading {
 
   // Power (milliwatts) and energy (millijoules since driver load).
   std::optional<unsigned> power_usage_mw;
-  std::optional<unsigned> power_limit_mw;          // enforced
+  std::optional<unsigned> power_limit_mw;  // enforced
   std::optional<unsigned> power_default_limit_mw;
   std::optional<std::uint64_t> energy_mj;
 
@@ -91,7 +91,7 @@ struct GpuReading {
   std::optional<unsigned> clock_sm_max_mhz;
   std::optional<unsigned> clock_mem_max_mhz;
   std::optional<std::uint64_t> clock_event_reasons;  // bit mask, see throttle.h
-  std::optional<unsigned> pstate;                     // 0..15
+  std::optional<unsigned> pstate;                    // 0..15
 
   // ECC.
   std::optional<bool> ecc_enabled;
@@ -136,10 +136,10 @@ struct NvmlSystem {
 
 // One complete GPU sample, or why it could not be taken.
 struct GpuSnapshot {
-  bool available = false;    // NVML loaded and initialised
-  std::string error_kind;    // when !available: "library_not_found", "driver_not_loaded",
-                             // "version_mismatch", "no_permission", "init_failed", "unresponsive"
-  std::string error;         // human explanation with the next step
+  bool available = false;  // NVML loaded and initialised
+  std::string error_kind;  // when !available: "library_not_found", "driver_not_loaded",
+                           // "version_mismatch", "no_permission", "init_failed", "unresponsive"
+  std::string error;       // human explanation with the next step
   NvmlSystem system;
   std::vector<GpuReading> gpus;
   TimeNs taken_at = 0;

@@ -17,8 +17,8 @@ Library::~Library() {
 }
 
 Result<std::unique_ptr<Library>> Library::open(const std::string& path) {
-  std::vector<std::string> candidates = path.empty() ? default_library_names()
-                                                     : std::vector<std::string>{path};
+  std::vector<std::string> candidates =
+      path.empty() ? default_library_names() : std::vector<std::string>{path};
   void* handle = nullptr;
   std::string opened;
   std::vector<std::string> reasons;
@@ -71,12 +71,12 @@ Result<std::unique_ptr<Library>> Library::open(const std::string& path) {
   };
   // Newest name first: the first SYM line that resolves wins.
 #define CARDIAC_NVML_FN(field, required, type)
-#define CARDIAC_NVML_SYM(field, symbol)                                            \
-  if (!api.field) {                                                                \
-    if (void* p = dlsym(handle, #symbol)) {                                        \
+#define CARDIAC_NVML_SYM(field, symbol)                                          \
+  if (!api.field) {                                                              \
+    if (void* p = dlsym(handle, #symbol)) {                                      \
       api.field = reinterpret_cast<Api::field##_fn*>(p); /* NOLINT: dlsym ABI */ \
-      record(#field, #symbol);                                                     \
-    }                                                                              \
+      record(#field, #symbol);                                                   \
+    }                                                                            \
   }
 #include "nvml/symbols.def"
 #undef CARDIAC_NVML_FN

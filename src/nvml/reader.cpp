@@ -11,7 +11,9 @@
 namespace cardiac::nvml {
 namespace {
 
-std::string c_string(const char* buf, size_t cap) { return std::string(buf, strnlen(buf, cap)); }
+std::string c_string(const char* buf, size_t cap) {
+  return std::string(buf, strnlen(buf, cap));
+}
 
 bool stopped(const GpuReading& g) {
   return g.health == DeviceHealth::kLost || g.health == DeviceHealth::kResetRequired;
@@ -107,11 +109,10 @@ tl::expected<NvmlSystem, InitFailure> Reader::init() {
   unsigned count = 0;
   rc = CARDIAC_NVML_CALL(device_count, "nvmlDeviceGetCount", &count);
   if (rc != kSuccess) {
-    return tl::unexpected(InitFailure{
-        "init_failed",
-        fmt::format("nvmlDeviceGetCount failed: {} ({})", return_code_name(rc),
-                    lib_.error_string(rc)),
-        rc});
+    return tl::unexpected(InitFailure{"init_failed",
+                                      fmt::format("nvmlDeviceGetCount failed: {} ({})",
+                                                  return_code_name(rc), lib_.error_string(rc)),
+                                      rc});
   }
   sys.device_count = count;
   static_cache_.assign(count, std::nullopt);
@@ -177,8 +178,8 @@ bool Reader::read_identity(nvmlDevice_t h, GpuReading& g) {
   nvmlReturn_t rc = kSuccess;
   char buf[kNameBufferSize] = {};
   // UUID first: the cheapest call that proves the device still answers.
-  if (!note(g, "nvmlDeviceGetUUID", CARDIAC_NVML_CALL(uuid, "nvmlDeviceGetUUID", h, buf,
-                                                      kUuidBufferSize))) {
+  if (!note(g, "nvmlDeviceGetUUID",
+            CARDIAC_NVML_CALL(uuid, "nvmlDeviceGetUUID", h, buf, kUuidBufferSize))) {
     return false;
   }
   g.uuid = c_string(buf, sizeof(buf));
@@ -216,8 +217,7 @@ bool Reader::read_identity(nvmlDevice_t h, GpuReading& g) {
                              Threshold{kThresholdShutdown, &GpuReading::temperature_shutdown},
                              Threshold{kThresholdMemMax, &GpuReading::temperature_memory_max},
                              Threshold{kThresholdGpuMax, &GpuReading::temperature_gpu_max}}) {
-    rc = CARDIAC_NVML_CALL(temperature_threshold, "nvmlDeviceGetTemperatureThreshold", h, type,
-                            &v);
+    rc = CARDIAC_NVML_CALL(temperature_threshold, "nvmlDeviceGetTemperatureThreshold", h, type, &v);
     if (!note(g, "nvmlDeviceGetTemperatureThreshold", rc)) return false;
     if (rc == kSuccess) g.*field = v;
   }

@@ -19,11 +19,11 @@ bool device_stopped(const GpuReading& g) {
 
 // Reads one unsigned value into `target` when the call succeeds; returns false when the
 // device must not be asked further (lost / reset required).
-#define CARDIAC_READ(target, field, name, ...)                       \
-  do {                                                               \
-    rc = CARDIAC_NVML_CALL(field, name, __VA_ARGS__);                \
-    if (!note(g, name, rc)) return;                                  \
-    if (rc == kSuccess) target = value;                              \
+#define CARDIAC_READ(target, field, name, ...)        \
+  do {                                                \
+    rc = CARDIAC_NVML_CALL(field, name, __VA_ARGS__); \
+    if (!note(g, name, rc)) return;                   \
+    if (rc == kSuccess) target = value;               \
   } while (0)
 
 void Reader::read_dynamic(nvmlDevice_t h, GpuReading& g) {
@@ -154,18 +154,18 @@ void Reader::read_pcie(nvmlDevice_t h, GpuReading& g) {
   const Api& api = lib_.api();
   nvmlReturn_t rc = kSuccess;
   unsigned value = 0;
-#define CARDIAC_READ_OR_STOP(target, field, name, ...)  \
-  do {                                                  \
-    rc = CARDIAC_NVML_CALL(field, name, __VA_ARGS__);   \
-    if (!note(g, name, rc)) return;              \
-    if (rc == kSuccess) target = value;                 \
+#define CARDIAC_READ_OR_STOP(target, field, name, ...) \
+  do {                                                 \
+    rc = CARDIAC_NVML_CALL(field, name, __VA_ARGS__);  \
+    if (!note(g, name, rc)) return;                    \
+    if (rc == kSuccess) target = value;                \
   } while (0)
   CARDIAC_READ_OR_STOP(g.pcie_gen_current, pcie_gen_current, "nvmlDeviceGetCurrPcieLinkGeneration",
                        h, &value);
   CARDIAC_READ_OR_STOP(g.pcie_width_current, pcie_width_current, "nvmlDeviceGetCurrPcieLinkWidth",
                        h, &value);
-  CARDIAC_READ_OR_STOP(g.pcie_replay_counter, pcie_replay_counter,
-                       "nvmlDeviceGetPcieReplayCounter", h, &value);
+  CARDIAC_READ_OR_STOP(g.pcie_replay_counter, pcie_replay_counter, "nvmlDeviceGetPcieReplayCounter",
+                       h, &value);
   CARDIAC_READ_OR_STOP(g.pcie_tx_kbps, pcie_throughput, "nvmlDeviceGetPcieThroughput", h,
                        kPcieTxBytes, &value);
   CARDIAC_READ_OR_STOP(g.pcie_rx_kbps, pcie_throughput, "nvmlDeviceGetPcieThroughput", h,
@@ -190,7 +190,8 @@ void Reader::read_processes(nvmlDevice_t h, GpuReading& g) {
       for (unsigned i = 0; i < count && i < infos.size(); ++i) {
         GpuProcess p;
         p.pid = infos[i].pid;
-        if (infos[i].usedGpuMemory != kValueNotAvailable) p.used_memory_bytes = infos[i].usedGpuMemory;
+        if (infos[i].usedGpuMemory != kValueNotAvailable)
+          p.used_memory_bytes = infos[i].usedGpuMemory;
         p.type = type;
         g.processes.push_back(std::move(p));
       }
@@ -212,7 +213,8 @@ void Reader::read_processes(nvmlDevice_t h, GpuReading& g) {
       g.processes_supported = true;
       for (unsigned i = 0; i < count && i < infos.size(); ++i) {
         GpuProcess p{infos[i].pid, std::nullopt, "", "compute"};
-        if (infos[i].usedGpuMemory != kValueNotAvailable) p.used_memory_bytes = infos[i].usedGpuMemory;
+        if (infos[i].usedGpuMemory != kValueNotAvailable)
+          p.used_memory_bytes = infos[i].usedGpuMemory;
         g.processes.push_back(std::move(p));
       }
     }

@@ -19,9 +19,9 @@ struct nvmlPciInfo_t {  // nvmlPciInfo_st, the _v3 layout
   unsigned int domain;
   unsigned int bus;
   unsigned int device;
-  unsigned int pciDeviceId;     // device id << 16 | vendor id
+  unsigned int pciDeviceId;  // device id << 16 | vendor id
   unsigned int pciSubSystemId;
-  char busId[32];               // "00000000:3B:00.0"
+  char busId[32];  // "00000000:3B:00.0"
 };
 
 struct nvmlUtilization_t {
@@ -115,12 +115,12 @@ enum ReturnCode : int {
 };
 
 // Buffer sizes from nvml.h.
-constexpr unsigned kNameBufferSize = 96;          // NVML_DEVICE_NAME_V2_BUFFER_SIZE
-constexpr unsigned kUuidBufferSize = 96;          // NVML_DEVICE_UUID_V2_BUFFER_SIZE
-constexpr unsigned kSerialBufferSize = 30;        // NVML_DEVICE_SERIAL_BUFFER_SIZE
-constexpr unsigned kVersionBufferSize = 80;       // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
-constexpr unsigned kVbiosBufferSize = 32;         // NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE
-constexpr unsigned kNvLinkMaxLinks = 18;          // links probed (the API-13 header allows 36)
+constexpr unsigned kNameBufferSize = 96;     // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+constexpr unsigned kUuidBufferSize = 96;     // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+constexpr unsigned kSerialBufferSize = 30;   // NVML_DEVICE_SERIAL_BUFFER_SIZE
+constexpr unsigned kVersionBufferSize = 80;  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+constexpr unsigned kVbiosBufferSize = 32;    // NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE
+constexpr unsigned kNvLinkMaxLinks = 18;     // links probed (the API-13 header allows 36)
 
 // nvmlTemperatureSensors_t / nvmlTemperatureThresholds_t.
 constexpr unsigned kTemperatureGpu = 0;

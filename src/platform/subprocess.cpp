@@ -39,7 +39,9 @@ std::vector<std::string> build_env(const SpawnOptions& options) {
 
 }  // namespace
 
-Child::Child(Child&& other) noexcept { *this = std::move(other); }
+Child::Child(Child&& other) noexcept {
+  *this = std::move(other);
+}
 
 Child& Child::operator=(Child&& other) noexcept {
   if (this != &other) {
@@ -80,7 +82,8 @@ Result<Child> Child::spawn(const SpawnOptions& options) {
   posix_spawn_file_actions_init(&actions);
   if (options.pipe_stdin) posix_spawn_file_actions_adddup2(&actions, in_pipe[0], 0);
   if (options.pipe_stdout) posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-  for (const auto& [from, to] : options.pass_fds) posix_spawn_file_actions_adddup2(&actions, from, to);
+  for (const auto& [from, to] : options.pass_fds)
+    posix_spawn_file_actions_adddup2(&actions, from, to);
 
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);

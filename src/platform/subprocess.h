@@ -16,7 +16,7 @@
 namespace cardiac {
 
 struct SpawnOptions {
-  std::vector<std::string> argv{};  // argv[0] is the program path
+  std::vector<std::string> argv{};                         // argv[0] is the program path
   std::vector<std::pair<std::string, std::string>> env{};  // added to (or replacing in) environ
   // Extra descriptors handed to the child: {parent fd, child fd number}.
   std::vector<std::pair<int, int>> pass_fds{};

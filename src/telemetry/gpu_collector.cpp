@@ -21,7 +21,9 @@
 namespace cardiac::telemetry {
 namespace {
 
-TimeNs real_deadline(DurationNs d) { return SystemClock::instance().monotonic() + d; }
+TimeNs real_deadline(DurationNs d) {
+  return SystemClock::instance().monotonic() + d;
+}
 
 DurationNs next_backoff(DurationNs current, DurationNs lo, DurationNs hi) {
   return current == 0 ? lo : std::min(current * 2, hi);
@@ -113,12 +115,12 @@ Result<void> GpuCollector::ensure_worker(nvml::GpuSnapshot& snap) {
   auto line = worker_.read_line(real_deadline(options_.timeout));
   if (!line) {
     bool timed_out = line.error().code == ErrorCode::kTimeout;
-    std::string what = timed_out
-                           ? fmt::format("NVML did not finish initialising within {} (nvmlInit "
-                                         "hung): the driver is stuck; processes touching the GPU "
-                                         "may be in D state",
-                                         format_duration(options_.timeout))
-                           : describe_exit(worker_.try_wait()) + " before answering";
+    std::string what = timed_out ? fmt::format(
+                                       "NVML did not finish initialising within {} (nvmlInit "
+                                       "hung): the driver is stuck; processes touching the GPU "
+                                       "may be in D state",
+                                       format_duration(options_.timeout))
+                                 : describe_exit(worker_.try_wait()) + " before answering";
     if (timed_out) ++stats_.timeouts;
     drop_worker();
     schedule_retry();
@@ -176,7 +178,8 @@ bool GpuCollector::collect(const std::vector<unsigned>& only, nvml::GpuSnapshot&
       std::string detail;
       if (timed_out) {
         ++stats_.timeouts;
-        detail = fmt::format("{} did not return within {}", call, format_duration(options_.timeout));
+        detail =
+            fmt::format("{} did not return within {}", call, format_duration(options_.timeout));
       } else {
         detail = fmt::format("{} during {}", describe_exit(worker_.try_wait()), call);
       }

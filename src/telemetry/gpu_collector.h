@@ -18,9 +18,9 @@
 namespace cardiac::telemetry {
 
 struct GpuCollectorOptions {
-  std::string executable;  // the cardiac binary to re-execute (default: ourselves)
-  std::string nvml_lib;    // empty: default search order
-  DurationNs timeout = 5 * kNsPerSec;  // per NVML answer
+  std::string executable;                  // the cardiac binary to re-execute (default: ourselves)
+  std::string nvml_lib;                    // empty: default search order
+  DurationNs timeout = 5 * kNsPerSec;      // per NVML answer
   DurationNs retry_min = 30 * kNsPerSec;   // first re-probe of a wedged device / worker
   DurationNs retry_max = 600 * kNsPerSec;  // backoff ceiling
   std::vector<std::pair<std::string, std::string>> env{};  // extra environment for the worker

@@ -18,7 +18,7 @@ const std::string kGoldenDir = std::string(CARDIAC_FIXTURES_DIR) + "/golden/stat
 
 // Values that differ from run to run: times, durations, where the library was found.
 void normalize(nlohmann::json& j) {
-  static const char* kVolatile[] = {"taken_at", "taken_at_ns", "sampled_at_ns",
+  static const char* kVolatile[] = {"taken_at",           "taken_at_ns", "sampled_at_ns",
                                     "sample_duration_us", "duration_us", "library_path",
                                     "interval_s"};
   if (j.is_object()) {
@@ -30,8 +30,8 @@ void normalize(nlohmann::json& j) {
 }
 
 RunResult status_json(const std::string& scenario, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {"status", "--json", "--nvml-lib", FAKE_NVML_PATH, "--root",
-                                   kHost};
+  std::vector<std::string> args = {"status",       "--json", "--nvml-lib",
+                                   FAKE_NVML_PATH, "--root", kHost};
   args.insert(args.end(), extra.begin(), extra.end());
   return run_cardiac(args, {scenario_env(scenario)});
 }
@@ -91,12 +91,13 @@ TEST(Status, VerdictsAndExitCodes) {
 
 TEST(Status, HealthyMachineExitsZero) {
   // The debian-gpu-8x tree has a process stuck in the driver; the live root does not.
-  RunResult r = run_cardiac({"status", "--nvml-lib", FAKE_NVML_PATH},
-                            {scenario_env("healthy-8xh100.json")});
+  RunResult r =
+      run_cardiac({"status", "--nvml-lib", FAKE_NVML_PATH}, {scenario_env("healthy-8xh100.json")});
   EXPECT_NE(r.out.find("H100 80GB HBM3"), std::string::npos) << r.out << r.err;
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;  // the live host may warn
-  auto j = nlohmann::json::parse(
-      run_cardiac({"status", "--json", "--nvml-lib", FAKE_NVML_PATH}, {scenario_env("healthy-8xh100.json")}).out);
+  auto j = nlohmann::json::parse(run_cardiac({"status", "--json", "--nvml-lib", FAKE_NVML_PATH},
+                                             {scenario_env("healthy-8xh100.json")})
+                                     .out);
   for (const auto& g : j["gpus"]) EXPECT_EQ(g["verdict"], "OK");
 }
 
@@ -135,11 +136,13 @@ TEST(Status, HungDriverReturnsWithinTheDeadlineAndNamesTheGpu) {
 }
 
 TEST(Status, TextShowsVerdictReasonsInWords) {
-  RunResult r = run_cardiac({"status", "--nvml-lib", FAKE_NVML_PATH, "--root", kHost, "--color",
-                             "never"},
-                            {scenario_env("thermal-throttle.json")});
-  EXPECT_NE(r.out.find("GPU 1 (0000:2a:00.0) WARN: HW thermal slowdown at 88 °C, slowdown threshold 87 °C"),
-            std::string::npos)
+  RunResult r =
+      run_cardiac({"status", "--nvml-lib", FAKE_NVML_PATH, "--root", kHost, "--color", "never"},
+                  {scenario_env("thermal-throttle.json")});
+  EXPECT_NE(
+      r.out.find(
+          "GPU 1 (0000:2a:00.0) WARN: HW thermal slowdown at 88 °C, slowdown threshold 87 °C"),
+      std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("Host FAIL: process"), std::string::npos) << r.out;
 }
@@ -169,8 +172,9 @@ TEST(ScenarioCapture, CapturedScenarioReplaysTheSameReadings) {
                               {scenario_env("ecc-dbe.json")});
   ASSERT_EQ(cap.exit_code, 0) << cap.err;
   RunResult original = status_json("ecc-dbe.json");
-  RunResult replay = run_cardiac({"status", "--json", "--nvml-lib", FAKE_NVML_PATH, "--root", kHost},
-                                 {{"CARDIAC_FAKE_NVML_SCENARIO", out}});
+  RunResult replay =
+      run_cardiac({"status", "--json", "--nvml-lib", FAKE_NVML_PATH, "--root", kHost},
+                  {{"CARDIAC_FAKE_NVML_SCENARIO", out}});
   auto a = nlohmann::json::parse(original.out);
   auto b = nlohmann::json::parse(replay.out);
   normalize(a);

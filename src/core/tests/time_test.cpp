@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests for timestamp, duration and size formatting, and the manual clock.
-#include "core/clock.h"
 #include "core/time.h"
+#include "core/clock.h"
 #include "core/units.h"
 
 #include <gtest/gtest.h>

@@ -36,7 +36,8 @@ nvml::GpuSnapshot nvml_with(std::vector<std::string> bus_ids) {
 }
 
 TEST(Inventory, GpuOnBusButMissingFromNvmlFails) {
-  auto v = judge_inventory(nvml_with({"0000:18:00.0"}), host_with_gpus({"0000:18:00.0", "0000:2a:00.0"}));
+  auto v = judge_inventory(nvml_with({"0000:18:00.0"}),
+                           host_with_gpus({"0000:18:00.0", "0000:2a:00.0"}));
   EXPECT_EQ(v.level, Level::kFail);
   EXPECT_EQ(v.reasons.at(0).text,
             "GPU at 0000:2a:00.0 is on the PCI bus but NVML does not list it (driver nvidia)");
@@ -63,7 +64,8 @@ TEST(Inventory, ZeroGpusWarns) {
 
 TEST(HostVerdict, DStateInDriverFails) {
   host::HostSnapshot h;
-  h.dstate_processes.push_back({4242, "nvidia-smi", std::string("nv_wait_for_completion"), "nvidia-smi"});
+  h.dstate_processes.push_back(
+      {4242, "nvidia-smi", std::string("nv_wait_for_completion"), "nvidia-smi"});
   auto v = judge_host(h, nullptr);
   EXPECT_EQ(v.level, Level::kFail);
   EXPECT_EQ(v.reasons.at(0).code, "dstate_in_driver");

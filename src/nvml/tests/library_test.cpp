@@ -46,8 +46,7 @@ TEST(Library, ALibraryWithoutNvmlIsRejectedByName) {
   auto lib = Library::open("libm.so.6");
   ASSERT_FALSE(lib);
   EXPECT_EQ(lib.error().code, ErrorCode::kUnavailable);
-  EXPECT_NE(lib.error().message.find("lacks a required NVML entry point (init)"),
-            std::string::npos)
+  EXPECT_NE(lib.error().message.find("lacks a required NVML entry point (init)"), std::string::npos)
       << lib.error().message;
 }
 

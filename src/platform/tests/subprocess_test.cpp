@@ -42,8 +42,8 @@ TEST(Subprocess, EndOfFileIsUnavailable) {
 }
 
 TEST(Subprocess, PassesEnvironment) {
-  auto child = Child::spawn(
-      {.argv = {"/bin/sh", "-c", "echo $CARDIAC_TEST_VALUE"}, .env = {{"CARDIAC_TEST_VALUE", "42"}}});
+  auto child = Child::spawn({.argv = {"/bin/sh", "-c", "echo $CARDIAC_TEST_VALUE"},
+                             .env = {{"CARDIAC_TEST_VALUE", "42"}}});
   ASSERT_TRUE(child);
   EXPECT_EQ(*child->read_line(in_seconds(10)), "42");
 }
