@@ -9,6 +9,8 @@
 
 #include "cli/commands.h"
 #include "cli/status_text.h"
+#include "config/config.h"
+#include "core/format.h"
 #include "core/strings.h"
 #include "health/report.h"
 #include "host/host.h"
@@ -28,6 +30,10 @@ struct StatusOptions {
   std::string root = "/";
   std::string timeout = "5s";
   std::string color = "auto";
+  std::string config = config::kDefaultConfigPath;
+  bool config_named = false;  // --config given: a missing file is then an error
+  bool root_given = false;
+  bool timeout_given = false;
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -53,7 +59,16 @@ int exit_code_for(const health::StatusReport& r) {
   return r.overall == health::Level::kOk ? kExitOk : kExitFindings;
 }
 
-int run_status(const StatusOptions& o, Context& ctx) {
+int run_status(StatusOptions o, Context& ctx) {
+  auto cfg = config::load_config(o.config, o.config_named);
+  if (!cfg) {
+    ctx.err << "cardiac status: " << cfg.error().what() << "\n";
+    return kExitUsage;
+  }
+  // Flags win over the file, the file over built-in defaults.
+  if (o.nvml_lib.empty()) o.nvml_lib = cfg->nvml.library;
+  if (!o.root_given) o.root = cfg->host.root;
+  if (!o.timeout_given) o.timeout = fmt::format("{}ms", cfg->nvml.timeout / kNsPerMs);
   auto timeout = parse_duration_ns(o.timeout);
   if (!timeout || *timeout <= 0) {
     ctx.err << "cardiac status: --timeout: not a duration: '" << o.timeout
@@ -130,6 +145,7 @@ Runner register_status(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--timeout", o->timeout, "Deadline for each NVML answer (e.g. 5s, 500ms)")
       ->capture_default_str();
+  sub.add_option("--config", o->config, "Configuration file")->capture_default_str();
   sub.add_option("--color", o->color, "auto, always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
@@ -144,6 +160,9 @@ Runner register_status(CLI::App& sub) {
       }
       o->watch = seconds;
     }
+    o->config_named = sub.count("--config") > 0;
+    o->root_given = sub.count("--root") > 0;
+    o->timeout_given = sub.count("--timeout") > 0;
     return run_status(*o, ctx);
   };
 }

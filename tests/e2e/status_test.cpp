@@ -166,6 +166,28 @@ TEST(Status, BadFlagsAreUsageErrors) {
   EXPECT_EQ(run_cardiac({}).exit_code, 2);
 }
 
+TEST(Status, ConfigFileSetsTheLibraryAndABadOneIsAUsageError) {
+  std::string path = "/tmp/cardiac-status-config-test.toml";
+  {
+    std::ofstream f(path);
+    f << "[nvml]\nlibrary = \"" << FAKE_NVML_PATH << "\"\ntimeout = \"2s\"\n";
+  }
+  RunResult ok =
+      run_cardiac({"status", "--json", "--config", path}, {scenario_env("healthy-8xh100.json")});
+  auto j = nlohmann::json::parse(ok.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << ok.out << ok.err;
+  EXPECT_EQ(j["nvml"]["device_count"], 8);
+  {
+    std::ofstream f(path, std::ios::trunc);
+    f << "[nvml]\nlibary = \"x\"\n";
+  }
+  RunResult bad = run_cardiac({"status", "--config", path});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find(path + ":2:1: unknown key 'nvml.libary'"), std::string::npos) << bad.err;
+  EXPECT_EQ(run_cardiac({"status", "--config", "/nonexistent/cardiac.toml"}).exit_code, 2);
+  std::filesystem::remove(path);
+}
+
 TEST(ScenarioCapture, CapturedScenarioReplaysTheSameReadings) {
   std::string out = "/tmp/cardiac-capture-test.json";
   RunResult cap = run_cardiac({"scenario", "capture", "-o", out, "--nvml-lib", FAKE_NVML_PATH},

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// Configuration parsing: defaults, values, and errors that point at the line.
+#include <gtest/gtest.h>
+
+#include "config/config.h"
+
+namespace cardiac::config {
+namespace {
+
+TEST(Config, EmptyTextGivesDefaults) {
+  auto c = parse_config("", "cardiac.toml");
+  ASSERT_TRUE(c) << c.error().what();
+  EXPECT_EQ(c->nvml.library, "");
+  EXPECT_EQ(c->nvml.timeout, 5 * kNsPerSec);
+  EXPECT_EQ(c->host.root, "/");
+}
+
+TEST(Config, TheDefaultTextParsesToTheDefaults) {
+  auto c = parse_config(default_config_text(), "default");
+  ASSERT_TRUE(c) << c.error().what();
+  EXPECT_EQ(c->nvml.timeout, Config{}.nvml.timeout);
+}
+
+TEST(Config, ReadsValues) {
+  auto c = parse_config("[nvml]\nlibrary = \"/opt/nv/libnvidia-ml.so.1\"\ntimeout = \"750ms\"\n",
+                        "cardiac.toml");
+  ASSERT_TRUE(c) << c.error().what();
+  EXPECT_EQ(c->nvml.library, "/opt/nv/libnvidia-ml.so.1");
+  EXPECT_EQ(c->nvml.timeout, 750 * kNsPerMs);
+}
+
+TEST(Config, UnknownKeyNamesFileLineAndKey) {
+  auto c = parse_config("[nvml]\n\ntimout = \"5s\"\n", "/etc/cardiac/cardiac.toml");
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().what(), "/etc/cardiac/cardiac.toml:3:1: unknown key 'nvml.timout'");
+}
+
+TEST(Config, SyntaxErrorNamesTheLine) {
+  auto c = parse_config("[nvml]\nlibrary = \"unterminated\n", "x.toml");
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, ErrorCode::kParse);
+  EXPECT_TRUE(c.error().context.starts_with("x.toml:2:")) << c.error().what();
+}
+
+TEST(Config, WrongTypesAreRejected) {
+  EXPECT_FALSE(parse_config("[nvml]\ntimeout = \"soon\"\n", "x"));
+  EXPECT_FALSE(parse_config("[nvml]\ntimeout = -1.0\n", "x"));
+  EXPECT_FALSE(parse_config("[nvml]\nlibrary = 3\n", "x"));
+  EXPECT_FALSE(parse_config("nvml = 3\n", "x"));
+  EXPECT_TRUE(parse_config("[nvml]\ntimeout = 2.5\n", "x"));
+}
+
+TEST(Config, MissingDefaultFileIsDefaultsButANamedOneIsAnError) {
+  EXPECT_TRUE(load_config("/nonexistent/cardiac.toml", false));
+  auto named = load_config("/nonexistent/cardiac.toml", true);
+  ASSERT_FALSE(named);
+  EXPECT_NE(named.error().what().find("/nonexistent/cardiac.toml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cardiac::config
