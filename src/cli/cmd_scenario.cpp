@@ -37,7 +37,13 @@ nlohmann::json device_entry(const nvml::GpuReading& g) {
     case nvml::DeviceHealth::kError:
       d["state"] = "unknown_error";
       break;
-    default:
+    case nvml::DeviceHealth::kUnresponsive:
+    case nvml::DeviceHealth::kNotSampled:
+      // Nothing was read; replaying it as a GPU that supports nothing would be a lie.
+      d["state"] = "unknown_error";
+      d["comment"] = "not captured: " + g.health_detail;
+      break;
+    case nvml::DeviceHealth::kOk:
       break;
   }
   // Calls that failed with something other than NOT_SUPPORTED replay as that code.
@@ -72,12 +78,22 @@ int run_capture(const ScenarioOptions& o, Context& ctx) {
   if (!sys.nvml_version.empty()) scenario["nvml_version"] = sys.nvml_version;
   if (sys.cuda_driver_version) scenario["cuda_driver_version"] = *sys.cuda_driver_version;
   auto& devices = scenario["devices"] = nlohmann::json::array();
-  for (const auto& g : snap.gpus) devices.push_back(device_entry(g));
+  int incomplete = 0;
+  for (const auto& g : snap.gpus) {
+    devices.push_back(device_entry(g));
+    if (g.health == nvml::DeviceHealth::kUnresponsive ||
+        g.health == nvml::DeviceHealth::kNotSampled) {
+      ctx.err << "cardiac scenario capture: GPU " << g.index
+              << " was not captured: " << g.health_detail << "\n";
+      ++incomplete;
+    }
+  }
 
   std::string text = scenario.dump(2) + "\n";
+  const int rc = incomplete > 0 ? kExitFindings : kExitOk;
   if (o.output == "-") {
     ctx.out << text;
-    return kExitOk;
+    return rc;
   }
   std::ofstream file(o.output, std::ios::trunc);
   if (!file || !(file << text) || !file.flush()) {
@@ -86,7 +102,7 @@ int run_capture(const ScenarioOptions& o, Context& ctx) {
   }
   ctx.err << "wrote " << o.output << ": " << snap.gpus.size() << " GPU(s), driver "
           << sys.driver_version << "\n";
-  return kExitOk;
+  return rc;
 }
 
 }  // namespace

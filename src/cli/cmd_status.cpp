@@ -13,6 +13,7 @@
 #include "core/format.h"
 #include "core/strings.h"
 #include "health/report.h"
+#include "host/bounded.h"
 #include "host/host.h"
 #include "host/processes.h"
 #include "platform/fs.h"
@@ -54,8 +55,21 @@ void name_processes(const FileSystem& fs, nvml::GpuSnapshot& snap) {
   }
 }
 
+// The host read gets the same deadline as an NVML answer: a dead NFS mount must not hang us.
+host::HostSnapshot read_host(std::shared_ptr<const FileSystem> fs, const Clock& clock,
+                             DurationNs deadline) {
+  TimeNs now = clock.now();
+  if (auto snap = host::collect_host_within(std::move(fs), now, deadline)) return *snap;
+  host::HostSnapshot late;
+  late.taken_at = now;
+  late.timed_out = true;
+  return late;
+}
+
 int exit_code_for(const health::StatusReport& r) {
-  if (!r.nvml.available) return kExitCannotRun;
+  // A hung driver is a finding about this machine; the other reasons mean cardiac cannot
+  // look at the GPUs at all.
+  if (!r.nvml.available && r.nvml.error_kind != "unresponsive") return kExitCannotRun;
   return r.overall == health::Level::kOk ? kExitOk : kExitFindings;
 }
 
@@ -75,12 +89,16 @@ int run_status(StatusOptions o, Context& ctx) {
             << "' (e.g. 5s, 500ms)\n";
     return kExitUsage;
   }
+  if (o.count > 0 && !o.watch) {
+    ctx.err << "cardiac status: --count needs --watch\n";
+    return kExitUsage;
+  }
   if (o.watch && *o.watch <= 0) {
     ctx.err << "cardiac status: --watch: the interval must be positive\n";
     return kExitUsage;
   }
-  RootFs fs(o.root);
-  if (!fs.exists("/proc")) {
+  auto fs = std::make_shared<RootFs>(o.root);
+  if (!fs->exists("/proc")) {
     ctx.err << "cardiac status: --root " << o.root << ": no proc/ directory under it\n";
     return kExitUsage;
   }
@@ -97,10 +115,10 @@ int run_status(StatusOptions o, Context& ctx) {
   std::optional<host::HostSnapshot> previous;
   int rc = kExitOk;
   for (int frame = 0;; ++frame) {
-    host::HostSnapshot before = previous ? *previous : host::collect_host(fs, ctx.clock.now());
+    host::HostSnapshot before = previous ? *previous : read_host(fs, ctx.clock, *timeout);
     nvml::GpuSnapshot gpus = collector.sample();
-    name_processes(fs, gpus);
-    host::HostSnapshot after = host::collect_host(fs, ctx.clock.now());
+    name_processes(*fs, gpus);
+    host::HostSnapshot after = read_host(fs, ctx.clock, *timeout);
     std::optional<host::HostRates> rates;
     if (after.taken_at - before.taken_at >= kMinRateInterval) {
       rates = host::compute_rates(before, after);

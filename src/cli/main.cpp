@@ -43,7 +43,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("cardiac ") + CARDIAC_VERSION);
   app.require_subcommand(1);
   std::string log_level = "warn";
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, off")
+  app.add_option("--log-level", log_level, "Diagnostics on stderr")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
       ->capture_default_str();
 
   cardiac::cli::Runner chosen;

@@ -38,8 +38,15 @@ std::string throttle_text(const nvml::GpuReading& g) {
   std::vector<std::string> names;
   for (const auto& r : nvml::decode_clock_event_reasons(*g.clock_event_reasons)) {
     if (r.bit == nvml::kReasonGpuIdle) continue;
-    names.emplace_back(r.name);
+    // HW slowdown always comes with its cause (thermal or power brake) when one is known.
+    if (r.bit == nvml::kReasonHwSlowdown &&
+        (*g.clock_event_reasons &
+         (nvml::kReasonHwThermalSlowdown | nvml::kReasonHwPowerBrakeSlowdown))) {
+      continue;
+    }
+    names.emplace_back(r.brief);
   }
+  if (nvml::unknown_clock_event_bits(*g.clock_event_reasons)) names.emplace_back("other");
   if (names.empty()) return *g.clock_event_reasons & nvml::kReasonGpuIdle ? "idle" : "none";
   return fmt::format("{}", fmt::join(names, ","));
 }
@@ -149,9 +156,9 @@ void render_host(const health::StatusReport& r, const TextStyle& s, std::string&
                                 format_bytes(h.memory->total)));
   }
   for (const auto& fs : h.filesystems) {
-    if (!fs.total || !fs.available || *fs.total == 0) continue;
-    parts.push_back(fmt::format("{} {:.0f}%", fs.mount_point,
-                                100.0 - 100.0 * static_cast<double>(*fs.available) / *fs.total));
+    if (auto used = host::used_percent(fs)) {
+      parts.push_back(fmt::format("{} {:.0f}%", fs.mount_point, *used));
+    }
   }
   if (h.system.uptime_s)
     parts.push_back("up " + format_duration(static_cast<DurationNs>(*h.system.uptime_s * 1e9)));

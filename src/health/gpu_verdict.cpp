@@ -11,8 +11,12 @@
 namespace cardiac::health {
 namespace {
 
-constexpr unsigned kMaxRetiredPages = 63;      // DCGM_LIMIT_MAX_RETIRED_PAGES
-constexpr unsigned kSlowdownMarginC = 5;       // warn this close to the slowdown threshold
+constexpr unsigned kMaxRetiredPages = 63;  // DCGM_LIMIT_MAX_RETIRED_PAGES
+constexpr unsigned kSlowdownMarginC = 5;
+// This close to the shutdown threshold the board is about to power off: fail, not warn.
+constexpr unsigned kShutdownMarginC = 2;
+constexpr unsigned kUncorrectableRemapsWarn = 512;  // DCGM: uncorrectable remaps >= 512 warn //
+                                                    // warn this close to the slowdown threshold
 constexpr unsigned kPcieLoadUtilization = 50;  // judge the link only under load
 constexpr std::uint64_t kThermalOrBrakeBits =
     nvml::kReasonHwSlowdown | nvml::kReasonHwThermalSlowdown | nvml::kReasonHwPowerBrakeSlowdown |
@@ -49,6 +53,11 @@ void judge_memory_errors(const nvml::GpuReading& g, Verdict& v) {
   }
   if (g.remapped_rows_failure.value_or(false)) {
     v.add(Level::kFail, "row_remap_failed", "row remapping failed: the GPU needs replacing");
+  }
+  if (g.remapped_rows_uncorrected.value_or(0) >= kUncorrectableRemapsWarn) {
+    v.add(Level::kWarn, "row_remaps_many",
+          fmt::format("{} rows remapped for uncorrectable errors: plan to replace the GPU",
+                      *g.remapped_rows_uncorrected));
   }
   if (g.remapped_rows_pending.value_or(false)) {
     v.add(Level::kWarn, "row_remap_pending", "row remap pending: reset the GPU to apply it");
@@ -88,7 +97,8 @@ void judge_thermal(const nvml::GpuReading& g, Verdict& v) {
           fmt::format("{}{}{}", r.text, thermal || r.bit == nvml::kReasonHwSlowdown ? temp : "",
                       thermal ? threshold : ""));
   }
-  if (g.temperature && g.temperature_shutdown && *g.temperature + 2 >= *g.temperature_shutdown) {
+  if (g.temperature && g.temperature_shutdown &&
+      *g.temperature + kShutdownMarginC >= *g.temperature_shutdown) {
     v.add(Level::kFail, "near_shutdown_temperature",
           fmt::format("{} °C, {} °C from the shutdown threshold {} °C", *g.temperature,
                       *g.temperature_shutdown - std::min(*g.temperature, *g.temperature_shutdown),

@@ -11,6 +11,8 @@ constexpr double kMemAvailableWarnPct = 5;  // default rule: memory available < 
 constexpr double kDiskWarnPct = 90;         // default rule: disk > 90 % full
 constexpr double kDiskFailPct = 97;
 constexpr double kCpuWarnPct = 95;
+// A little swap in use is normal (idle pages pushed out); a tenth of it means real pressure.
+constexpr double kSwapUsedWarnFraction = 0.10;
 constexpr double kNicWarnPct = 90;
 
 void judge_memory(const host::HostSnapshot& h, Verdict& v) {
@@ -26,7 +28,7 @@ void judge_memory(const host::HostSnapshot& h, Verdict& v) {
   }
   if (m.swap_total && m.swap_free && *m.swap_total > 0) {
     std::uint64_t used = *m.swap_total - std::min(*m.swap_free, *m.swap_total);
-    if (used * 10 > *m.swap_total) {
+    if (static_cast<double>(used) > kSwapUsedWarnFraction * static_cast<double>(*m.swap_total)) {
       v.add(Level::kWarn, "swapping",
             fmt::format("{} of swap in use: the host is short of memory", format_bytes(used)));
     }
@@ -35,9 +37,9 @@ void judge_memory(const host::HostSnapshot& h, Verdict& v) {
 
 void judge_disks(const host::HostSnapshot& h, Verdict& v) {
   for (const auto& fs : h.filesystems) {
-    if (!fs.total || !fs.available || *fs.total == 0) continue;
-    double used =
-        100.0 - 100.0 * static_cast<double>(*fs.available) / static_cast<double>(*fs.total);
+    auto pct = host::used_percent(fs);
+    if (!pct || !fs.available) continue;
+    double used = *pct;
     if (used >= kDiskFailPct) {
       v.add(Level::kFail, "disk_full",
             fmt::format("{} is {:.0f} % full ({} left)", fs.mount_point, used,
@@ -50,10 +52,17 @@ void judge_disks(const host::HostSnapshot& h, Verdict& v) {
   }
 }
 
+// Kernel symbols of the NVIDIA modules: nv_* / _nv* (nvidia.ko), os_* (its OS layer),
+// uvm_* (nvidia-uvm.ko). "nvme_…" and other "nv…" names belong to other drivers.
+bool in_nvidia_driver(std::string_view wchan) {
+  return wchan.starts_with("nv_") || wchan.starts_with("_nv") || wchan.starts_with("os_") ||
+         wchan.starts_with("uvm_") || wchan.find("nvidia") != std::string_view::npos;
+}
+
 void judge_processes(const host::HostSnapshot& h, Verdict& v) {
   for (const auto& p : h.dstate_processes) {
     std::string wchan = p.wchan.value_or("");
-    bool in_nvidia = wchan.find("nv") != std::string::npos || wchan.find("os_") == 0;
+    bool in_nvidia = in_nvidia_driver(wchan);
     std::string what = p.cmdline.empty() ? p.comm : p.cmdline;
     v.add(in_nvidia ? Level::kFail : Level::kWarn, in_nvidia ? "dstate_in_driver" : "dstate",
           fmt::format("process {} ({}) stuck in uninterruptible sleep{}", p.pid, what,
@@ -83,6 +92,10 @@ void judge_rates(const host::HostRates& r, Verdict& v) {
 
 Verdict judge_host(const host::HostSnapshot& h, const host::HostRates* rates) {
   Verdict v;
+  if (h.timed_out) {
+    v.add(Level::kWarn, "host_unresponsive",
+          "host readings did not finish in time: a file system (NFS?) or /proc is not answering");
+  }
   judge_memory(h, v);
   judge_disks(h, v);
   judge_processes(h, v);

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "core/format.h"
 #include "core/time.h"
 #include "host/host_json.h"
 #include "nvml/clock_events.h"
@@ -96,6 +97,10 @@ nlohmann::json to_json(const StatusReport& r) {
       auto& names = gj["clock_event_reason_names"] = nlohmann::json::array();
       for (const auto& reason : nvml::decode_clock_event_reasons(*g.reading.clock_event_reasons)) {
         names.push_back(reason.name);
+      }
+      // Bits from a newer driver than this build knows stay visible instead of vanishing.
+      if (auto unknown = nvml::unknown_clock_event_bits(*g.reading.clock_event_reasons)) {
+        names.push_back(fmt::format("unknown_0x{:x}", unknown));
       }
     }
     gpus.push_back(std::move(gj));

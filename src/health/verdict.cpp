@@ -60,11 +60,21 @@ Verdict judge_inventory(const nvml::GpuSnapshot& gpus, const host::HostSnapshot&
     bool complete = known.size() == gpus.gpus.size() && !known.empty();
     for (const auto& dev : h.pci->gpus) {
       std::string id = nvml::normalize_pci_bus_id(dev.bus_id);
-      if (complete && !known.count(id)) {
+      if (!complete || known.count(id)) continue;
+      const std::string driver = dev.driver.value_or("");
+      if (driver == "vfio-pci" || driver == "pci-stub") continue;  // handed to a VM on purpose
+      if (driver.empty()) {
         v.add(Level::kFail, "gpu_not_in_nvml",
-              fmt::format("GPU at {} is on the PCI bus but NVML does not list it{}", id,
-                          dev.driver ? fmt::format(" (driver {})", *dev.driver)
-                                     : std::string(" (no driver bound)")));
+              fmt::format("GPU at {} is on the PCI bus but NVML does not list it (no driver bound: "
+                          "it may have failed to initialise)",
+                          id));
+      } else if (driver != "nvidia") {
+        v.add(Level::kFail, "gpu_wrong_driver",
+              fmt::format("GPU at {} is bound to {} instead of nvidia", id, driver));
+      } else {
+        v.add(Level::kFail, "gpu_not_in_nvml",
+              fmt::format("GPU at {} is on the PCI bus but NVML does not list it (driver nvidia)",
+                          id));
       }
     }
     if (complete && on_bus > 0 && gpus.system.device_count > on_bus) {

@@ -36,6 +36,9 @@ struct HostSnapshot {
   SystemInfo system;
   std::optional<PciScan> pci;  // absent when /sys/bus/pci could not be listed
   std::vector<std::string> errors;
+  // The collection did not finish within its deadline (see bounded.h); everything else in the
+  // snapshot is then empty.
+  bool timed_out = false;
 };
 
 // Derived values between two snapshots.

@@ -142,11 +142,8 @@ json filesystem_json(const FilesystemUsage& f) {
   put(j, "total_bytes", f.total);
   put(j, "free_bytes", f.free);
   put(j, "available_bytes", f.available);
-  // df's Use%: used / (used + available), so root-reserved blocks count as full.
-  if (f.total && f.free && f.available && *f.total >= *f.free) {
-    const double used = static_cast<double>(*f.total - *f.free);
-    const double denom = used + static_cast<double>(*f.available);
-    if (denom > 0) j["used_pct"] = pct(used / denom * 100.0);
+  if (auto used = used_percent(f)) {
+    j["used_pct"] = pct(*used);
   }
   return j;
 }
@@ -263,6 +260,7 @@ nlohmann::json to_json(const HostSnapshot& s, const HostRates* rates) {
   if (s.pci) j["pci"] = pci_json(*s.pci);
   j["errors"] = json::array();
   for (const auto& e : s.errors) j["errors"].push_back(utf8(e));
+  if (s.timed_out) j["timed_out"] = true;
   return j;
 }
 

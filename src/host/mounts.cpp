@@ -104,4 +104,12 @@ Result<std::vector<FilesystemUsage>> collect_filesystems(const FileSystem& fs) {
   return out;
 }
 
+std::optional<double> used_percent(const FilesystemUsage& f) {
+  if (!f.total || !f.free || !f.available || *f.total < *f.free) return std::nullopt;
+  const double used = static_cast<double>(*f.total - *f.free);
+  const double denom = used + static_cast<double>(*f.available);
+  if (denom <= 0) return std::nullopt;
+  return used / denom * 100.0;
+}
+
 }  // namespace cardiac::host

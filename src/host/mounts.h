@@ -35,6 +35,10 @@ struct FilesystemUsage {
 // with fewer than four fields is a parse error naming the line; empty text is no mounts.
 [[nodiscard]] Result<std::vector<MountEntry>> parse_mounts(std::string_view text);
 
+// df's Use%: used / (used + available), so blocks reserved for root count as full. Absent when
+// the capacity is unknown.
+[[nodiscard]] std::optional<double> used_percent(const FilesystemUsage& f);
+
 // True for file systems that store data on a disk or a storage server: an allow-list of
 // local block file systems (ext2/3/4, xfs, btrfs, zfs, f2fs, vfat, exfat, ntfs, ...) and
 // shared/network ones (nfs, nfs4, cifs, lustre, gpfs, beegfs, ceph, wekafs, ...).

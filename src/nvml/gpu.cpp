@@ -31,16 +31,18 @@ std::string_view device_health_name(DeviceHealth h) {
 
 const std::vector<ClockEventReason>& clock_event_reasons() {
   static const std::vector<ClockEventReason> kReasons = {
-      {kReasonGpuIdle, "gpu_idle", "idle", false},
+      {kReasonGpuIdle, "gpu_idle", "idle", "idle", false},
       {kReasonApplicationsClocksSetting, "applications_clocks_setting",
-       "applications clocks setting", false},
-      {kReasonSwPowerCap, "sw_power_cap", "SW power cap", true},
-      {kReasonHwSlowdown, "hw_slowdown", "HW slowdown", true},
-      {kReasonSyncBoost, "sync_boost", "sync boost", false},
-      {kReasonSwThermalSlowdown, "sw_thermal_slowdown", "SW thermal slowdown", true},
-      {kReasonHwThermalSlowdown, "hw_thermal_slowdown", "HW thermal slowdown", true},
-      {kReasonHwPowerBrakeSlowdown, "hw_power_brake_slowdown", "HW power brake slowdown", true},
-      {kReasonDisplayClockSetting, "display_clock_setting", "display clock setting", false},
+       "applications clocks setting", "app_clocks", false},
+      {kReasonSwPowerCap, "sw_power_cap", "SW power cap", "sw_power", true},
+      {kReasonHwSlowdown, "hw_slowdown", "HW slowdown", "hw_slow", true},
+      {kReasonSyncBoost, "sync_boost", "sync boost", "sync_boost", false},
+      {kReasonSwThermalSlowdown, "sw_thermal_slowdown", "SW thermal slowdown", "sw_thermal", true},
+      {kReasonHwThermalSlowdown, "hw_thermal_slowdown", "HW thermal slowdown", "hw_thermal", true},
+      {kReasonHwPowerBrakeSlowdown, "hw_power_brake_slowdown", "HW power brake slowdown",
+       "hw_brake", true},
+      {kReasonDisplayClockSetting, "display_clock_setting", "display clock setting", "display",
+       false},
   };
   return kReasons;
 }

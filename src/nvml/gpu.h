@@ -90,7 +90,7 @@ struct GpuReading {
   std::optional<unsigned> clock_graphics_mhz;
   std::optional<unsigned> clock_sm_max_mhz;
   std::optional<unsigned> clock_mem_max_mhz;
-  std::optional<std::uint64_t> clock_event_reasons;  // bit mask, see throttle.h
+  std::optional<std::uint64_t> clock_event_reasons;  // bit mask, see clock_events.h
   std::optional<unsigned> pstate;                    // 0..15
 
   // ECC.
@@ -114,8 +114,8 @@ struct GpuReading {
   std::optional<unsigned> pcie_width_current;
   std::optional<unsigned> pcie_width_max;
   std::optional<unsigned> pcie_replay_counter;
-  std::optional<unsigned> pcie_tx_kbps;
-  std::optional<unsigned> pcie_rx_kbps;
+  std::optional<unsigned> pcie_tx_kb_per_s;
+  std::optional<unsigned> pcie_rx_kb_per_s;
 
   std::vector<GpuProcess> processes;
   bool processes_supported = false;
@@ -137,13 +137,15 @@ struct NvmlSystem {
 // One complete GPU sample, or why it could not be taken.
 struct GpuSnapshot {
   bool available = false;  // NVML loaded and initialised
-  std::string error_kind;  // when !available: "library_not_found", "driver_not_loaded",
-                           // "version_mismatch", "no_permission", "init_failed", "unresponsive"
-  std::string error;       // human explanation with the next step
+  // When !available: "library_not_found", "library_unusable", "driver_not_loaded",
+  // "version_mismatch", "no_permission", "init_failed", "unresponsive", "worker_failed".
+  std::string error_kind;
+  std::string error;  // human explanation with the next step
   NvmlSystem system;
   std::vector<GpuReading> gpus;
   TimeNs taken_at = 0;
-  std::int64_t duration_us = 0;  // wall time the sample took, worker start excluded
+  // Wall time the sample took, including a worker start when this sample needed one.
+  std::int64_t duration_us = 0;
 };
 
 }  // namespace cardiac::nvml

@@ -131,6 +131,7 @@ void Reader::read_memory_errors(nvmlDevice_t h, GpuReading& g) {
     // Asking with a zero count returns the number of pages without their addresses.
     unsigned count = 0;
     rc = CARDIAC_NVML_CALL(retired_pages, "nvmlDeviceGetRetiredPages", h, cause, &count, nullptr);
+    if (rc == kInsufficientSize) rc = kSuccess;  // the count is filled in either way
     if (!note(g, "nvmlDeviceGetRetiredPages", rc)) return;
     if (rc == kSuccess || rc == kInsufficientSize) g.*field = count;
   }
@@ -166,9 +167,9 @@ void Reader::read_pcie(nvmlDevice_t h, GpuReading& g) {
                        h, &value);
   CARDIAC_READ_OR_STOP(g.pcie_replay_counter, pcie_replay_counter, "nvmlDeviceGetPcieReplayCounter",
                        h, &value);
-  CARDIAC_READ_OR_STOP(g.pcie_tx_kbps, pcie_throughput, "nvmlDeviceGetPcieThroughput", h,
+  CARDIAC_READ_OR_STOP(g.pcie_tx_kb_per_s, pcie_throughput, "nvmlDeviceGetPcieThroughput", h,
                        kPcieTxBytes, &value);
-  CARDIAC_READ_OR_STOP(g.pcie_rx_kbps, pcie_throughput, "nvmlDeviceGetPcieThroughput", h,
+  CARDIAC_READ_OR_STOP(g.pcie_rx_kb_per_s, pcie_throughput, "nvmlDeviceGetPcieThroughput", h,
                        kPcieRxBytes, &value);
 }
 

@@ -29,8 +29,10 @@ void emit(const nlohmann::json& j) {
   std::fflush(stdout);
 }
 
-std::string library_error_kind(const Error& e) {
-  return e.code == ErrorCode::kNotFound ? "library_not_found" : "library_unusable";
+// "library_not_found" means no driver is installed, which is a normal state for a machine
+// without GPUs; a library the user named that cannot be loaded is a configuration problem.
+std::string library_error_kind(const Error& e, bool named) {
+  return e.code == ErrorCode::kNotFound && !named ? "library_not_found" : "library_unusable";
 }
 
 }  // namespace
@@ -51,9 +53,10 @@ int run_gpu_worker(const WorkerOptions& options) {
   if (!lib) {
     emit({{"type", "hello"},
           {"ok", false},
-          {"kind", library_error_kind(lib.error())},
-          {"message", lib.error().message},
-          {"detail", lib.error().context}});
+          {"kind", library_error_kind(lib.error(), !options.nvml_lib.empty())},
+          {"message", lib.error().context.empty()
+                          ? lib.error().message
+                          : lib.error().message + " (" + lib.error().context + ")"}});
     return 0;
   }
   nvml::CallHook hook;

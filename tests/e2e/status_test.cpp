@@ -163,6 +163,8 @@ TEST(Status, BadFlagsAreUsageErrors) {
   EXPECT_EQ(run_cardiac({"status", "--bogus"}).exit_code, 2);
   EXPECT_EQ(run_cardiac({"status", "--root", "/nonexistent"}).exit_code, 2);
   EXPECT_EQ(run_cardiac({"status", "--watch", "-1"}).exit_code, 2);
+  EXPECT_EQ(run_cardiac({"status", "--count", "2"}).exit_code, 2);
+  EXPECT_EQ(run_cardiac({"--log-level", "loud", "status"}).exit_code, 2);
   EXPECT_EQ(run_cardiac({}).exit_code, 2);
 }
 

@@ -173,8 +173,8 @@ nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t device, unsigned int* v
 nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, unsigned int counter,
                                          unsigned int* kbps) {
   FAKE_DEVICE_CALL(device);
-  if (counter == cardiac::nvml::kPcieTxBytes) return call.get("pcie_tx_kbps", kbps);
-  if (counter == cardiac::nvml::kPcieRxBytes) return call.get("pcie_rx_kbps", kbps);
+  if (counter == cardiac::nvml::kPcieTxBytes) return call.get("pcie_tx_kb_per_s", kbps);
+  if (counter == cardiac::nvml::kPcieRxBytes) return call.get("pcie_rx_kb_per_s", kbps);
   return ReturnCode::kInvalidArgument;
 }
 

@@ -79,6 +79,7 @@ TEST(HostVerdict, FullDiskAndLowMemory) {
   host::FilesystemUsage fs;
   fs.mount_point = "/data";
   fs.total = 1000;
+  fs.free = 30;
   fs.available = 20;
   h.filesystems.push_back(fs);
   auto v = judge_host(h, nullptr);

@@ -105,15 +105,17 @@ TEST(GpuCollector, InitFailuresAreNamed) {
   EXPECT_EQ(zero.system.device_count, 0u);
 }
 
-TEST(GpuCollector, MissingLibraryIsLibraryNotFound) {
+TEST(GpuCollector, ANamedLibraryThatCannotLoadIsUnusableWithTheReason) {
   ManualClock clock;
   auto o = fake_options(scenario_path("healthy-8xh100.json"), 5 * kNsPerSec);
   o.nvml_lib = "/nonexistent/libnvidia-ml.so.1";
   GpuCollector c(o, clock);
   auto snap = c.sample();
   EXPECT_FALSE(snap.available);
-  EXPECT_EQ(snap.error_kind, "library_not_found");
+  // Not "library_not_found": that means no driver, a normal state; this is a bad setting.
+  EXPECT_EQ(snap.error_kind, "library_unusable");
   EXPECT_NE(snap.error.find("/nonexistent/libnvidia-ml.so.1"), std::string::npos);
+  EXPECT_NE(snap.error.find("No such file"), std::string::npos) << snap.error;
 }
 
 TEST(GpuCollector, HungCallMarksOnlyThatGpuAndReadsTheRest) {
