@@ -82,7 +82,7 @@ int run_status(StatusOptions o, Context& ctx) {
   // Flags win over the file, the file over built-in defaults.
   if (o.nvml_lib.empty()) o.nvml_lib = cfg->nvml.library;
   if (!o.root_given) o.root = cfg->host.root;
-  if (!o.timeout_given) o.timeout = fmt::format("{}ms", cfg->nvml.timeout / kNsPerMs);
+  if (!o.timeout_given) o.timeout = fmt::format("{}ns", cfg->nvml.timeout);
   auto timeout = parse_duration_ns(o.timeout);
   if (!timeout || *timeout <= 0) {
     ctx.err << "cardiac status: --timeout: not a duration: '" << o.timeout

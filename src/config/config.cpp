@@ -2,6 +2,7 @@
 // TOML configuration loading with precise errors.
 #include "config/config.h"
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -91,6 +92,10 @@ Result<Config> parse_config(std::string_view text, std::string_view origin) {
 }
 
 Result<Config> load_config(const std::string& path, bool explicitly_named) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return fail(Error::invalid("is a directory, not a configuration file", path));
+  }
   std::ifstream in(path);
   if (!in) {
     if (!explicitly_named && errno == ENOENT) return Config{};

@@ -34,7 +34,7 @@ struct Config {
 // Loads `path`. When `path` is the default and does not exist, returns the defaults; an
 // explicitly named file that does not exist is an error.
 [[nodiscard]] Result<Config> load_config(const std::string& path, bool explicitly_named);
-// The commented default file (what `print-default-config` prints).
+// The commented default file, with every key at its built-in value.
 [[nodiscard]] std::string default_config_text();
 
 }  // namespace cardiac::config

@@ -17,7 +17,7 @@ constexpr unsigned kSlowdownMarginC = 5;
 constexpr unsigned kShutdownMarginC = 2;
 constexpr unsigned kUncorrectableRemapsWarn = 512;  // DCGM: uncorrectable remaps >= 512 warn //
                                                     // warn this close to the slowdown threshold
-constexpr unsigned kPcieLoadUtilization = 50;  // judge the link only under load
+constexpr unsigned kPcieLoadUtilization = 50;       // judge the link only under load
 constexpr std::uint64_t kThermalOrBrakeBits =
     nvml::kReasonHwSlowdown | nvml::kReasonHwThermalSlowdown | nvml::kReasonHwPowerBrakeSlowdown |
     nvml::kReasonSwThermalSlowdown;

@@ -32,6 +32,7 @@ void fill_missing_bus_id(std::vector<GpuStatus>& gpus, const host::HostSnapshot&
   if (!missing) return;
   std::vector<std::string> unclaimed;
   for (const auto& dev : host.pci->gpus) {
+    if (dev.driver == "vfio-pci" || dev.driver == "pci-stub") continue;  // a VM's, not ours
     std::string id = nvml::normalize_pci_bus_id(dev.bus_id);
     if (!claimed.count(id)) unclaimed.push_back(id);
   }

@@ -12,9 +12,10 @@ std::vector<std::string> default_library_names() {
   return {"libnvidia-ml.so.1", "libnvidia-ml.so"};
 }
 
-Library::~Library() {
-  if (handle_) dlclose(handle_);
-}
+// The library stays mapped for the life of the process: NVML starts driver threads that may
+// outlive nvmlShutdown, and unmapping their code under them crashes the process. Tools that
+// load NVML dynamically (DCGM, nvtop) do the same.
+Library::~Library() = default;
 
 Result<std::unique_ptr<Library>> Library::open(const std::string& path) {
   std::vector<std::string> candidates =

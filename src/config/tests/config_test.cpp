@@ -52,6 +52,7 @@ TEST(Config, WrongTypesAreRejected) {
 
 TEST(Config, MissingDefaultFileIsDefaultsButANamedOneIsAnError) {
   EXPECT_TRUE(load_config("/nonexistent/cardiac.toml", false));
+  EXPECT_FALSE(load_config("/tmp", true));
   auto named = load_config("/nonexistent/cardiac.toml", true);
   ASSERT_FALSE(named);
   EXPECT_NE(named.error().what().find("/nonexistent/cardiac.toml"), std::string::npos);

@@ -90,3 +90,31 @@ TEST(HostVerdict, FullDiskAndLowMemory) {
 
 }  // namespace
 }  // namespace cardiac::health
+
+namespace cardiac::health {
+namespace {
+
+TEST(Inventory, GpusPassedToVirtualMachinesAreNotThisHostsGpus) {
+  host::HostSnapshot h;
+  h.pci = host::PciScan{};
+  host::PciDevice d;
+  d.bus_id = "0000:18:00.0";
+  d.driver = "vfio-pci";
+  h.pci->gpus.push_back(d);
+  nvml::GpuSnapshot s;
+  s.error_kind = "library_not_found";
+  s.error = "NVML library not found";
+  // A VM host without the NVIDIA driver is fine.
+  EXPECT_EQ(judge_inventory(s, h).level, Level::kOk);
+}
+
+TEST(Inventory, GpuBoundToAnotherDriverIsNamed) {
+  auto h = host_with_gpus({"0000:18:00.0", "0000:2a:00.0"});
+  h.pci->gpus[1].driver = "nouveau";
+  auto v = judge_inventory(nvml_with({"0000:18:00.0"}), h);
+  EXPECT_EQ(v.reasons.at(0).code, "gpu_wrong_driver");
+  EXPECT_EQ(v.reasons.at(0).text, "GPU at 0000:2a:00.0 is bound to nouveau instead of nvidia");
+}
+
+}  // namespace
+}  // namespace cardiac::health
