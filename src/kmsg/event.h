@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// The kernel-log event model and the classifier that recognises GPU-relevant kernel messages.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kmsg/record.h"
+
+namespace cardiac::kmsg {
+
+// One recognised kernel message. `kind` is one of:
+//   "xid"            NVRM Xid line (xid set; pid/process when the driver knew the channel)
+//   "fallen_off_bus" the non-Xid "GPU has fallen off the bus" probe message
+//   "gpu_map"        "NVRM: GPU at PCI:<bdf>: GPU-<uuid>" (uuid set): maps bus id -> GPU
+//   "init_failure"   RmInitAdapter / rm_init_adapter failed
+//   "gsp_timeout"    non-Xid GSP RPC timeout / rate-limit lines
+//   "reset_required" non-Xid NVRM lines saying the GPU needs a reset
+//   "aer"            PCIe AER report (severity set; pci_bus_id is the erring device)
+//   "hung_task"      "INFO: task <comm>:<pid> blocked for more than N seconds."
+//   "sxid"           NVSwitch SXid (the SXid number is in `xid`)
+//   "nvlink"         non-Xid NVLink error lines
+//   "ib"             mlx5 (InfiniBand/RoCE NIC) errors and link-down lines
+struct KernelEvent {
+  std::string kind;
+  std::optional<int> xid;
+  std::string pci_bus_id;  // normalised "0000:3b:00.0"; empty when the line names none
+  std::optional<int> pid;
+  std::string process;
+  std::string message;  // the event text after the structured part (e.g. Xid description)
+  std::optional<std::int64_t> time_ns;       // wall clock, ns since the UTC epoch
+  std::optional<std::int64_t> monotonic_us;  // since boot
+  std::string raw;                           // the whole input line, for evidence
+  std::string uuid;                          // gpu_map: "GPU-2b7f..."
+  std::string severity;  // aer: "corrected" | "uncorrected_non_fatal" | "uncorrected_fatal";
+                         // sxid: "fatal" | "non_fatal" when the line says so
+  std::string reporter;  // aer: the port that reported ("0000:00:03.1")
+  std::optional<int> gpu_instance;      // MIG "GPU-I:NN" inside the Xid parentheses
+  std::optional<int> compute_instance;  // MIG "GPU-CI:NN"
+};
+
+// Recognises a kernel message (the text after any timestamp prefix). Returns nullopt for
+// anything not in the list above, including garbage, truncated and binary input. Never throws
+// except std::bad_alloc.
+std::optional<KernelEvent> classify(std::string_view message);
+
+// Parses a line in any format parse_log_line() knows, classifies its message and fills
+// time_ns/monotonic_us/raw. `boot_time_ns` (wall clock at boot) turns a monotonic stamp into
+// time_ns when the line carries no wall time; pass nullopt to leave time_ns empty then.
+std::optional<KernelEvent> classify_line(std::string_view line, int year_hint = 0,
+                                         std::optional<std::int64_t> boot_time_ns = {});
+
+// classify_line() for a line the caller already parsed; `raw` is the whole line.
+std::optional<KernelEvent> classify_parsed(const LogLine& parsed, std::string_view raw,
+                                           std::optional<std::int64_t> boot_time_ns = {});
+
+// "0000:3b:00" (the Xid form, no function) or any form normalize_pci_bus_id accepts ->
+// "0000:3b:00.0"; empty when `id` is not a bus id.
+std::string normalize_kernel_bus_id(std::string_view id);
+
+}  // namespace cardiac::kmsg

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: Apache-2.0
+// Walks the metric registry over a status report and writes Prometheus text format 0.0.4.
+#include "metrics/exposition.h"
+
+#include <cmath>
+#include <vector>
+
+#include "core/format.h"
+#include "nvml/clock_events.h"
+#include "nvml/pci.h"
+
+// GCC before 13 warns about members left out of a designated initializer even when they
+// have default member initializers (GCC bug 96868); the rows rely on those defaults.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+namespace cardiac::metrics {
+
+std::string escape_label_value(std::string_view v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string escape_help(std::string_view v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string format_value(double v) {
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  // Counters and byte sizes are integers: print them as such rather than as 8e+10, which
+  // parses the same but reads worse. 2^53 bounds where a double still holds every integer.
+  if (std::nearbyint(v) == v && std::fabs(v) < 9007199254740992.0) {
+    return fmt::format("{}", static_cast<std::int64_t>(v));
+  }
+  return fmt::format("{}", v);
+}
+
+std::string dcgm_bus_id(std::string_view bus_id) {
+  std::string out;
+  // dcgm-exporter shows NVML's legacy form: an 8-digit domain and upper-case hex.
+  auto colon = bus_id.find(':');
+  if (colon != std::string_view::npos && colon < 8 && bus_id.find(':', colon + 1) != bus_id.npos) {
+    out.assign(8 - colon, '0');
+  }
+  for (char c : bus_id) out += (c >= 'a' && c <= 'f') ? static_cast<char>(c - 'a' + 'A') : c;
+  return out;
+}
+
+namespace {
+
+using Labels = std::vector<std::pair<std::string_view, std::string>>;
+
+struct Family {
+  std::string help;
+  MetricType type = MetricType::kGauge;
+  std::vector<std::string> lines;
+};
+
+class Writer {
+ public:
+  // Adds one series; an absent or NaN value adds nothing, so the family may end up empty.
+  void add(std::string_view name, std::string_view help, MetricType type, const Labels& labels,
+           std::optional<double> raw, Scale scale) {
+    if (!raw) return;
+    double v = scale.apply(*raw);
+    if (std::isnan(v)) return;
+    auto& f = families_[std::string(name)];
+    if (f.lines.empty()) {
+      f.help = escape_help(help);
+      f.type = type;
+    }
+    std::string line(name);
+    bool first = true;
+    for (const auto& [k, val] : labels) {
+      // An empty label value is the same as no label to Prometheus; leaving it out keeps the
+      // output short (a lost GPU may have no UUID).
+      if (val.empty()) continue;
+      line += first ? '{' : ',';
+      first = false;
+      line += fmt::format("{}=\"{}\"", k, escape_label_value(val));
+    }
+    if (!first) line += '}';
+    line += ' ';
+    line += format_value(v);
+    f.lines.push_back(std::move(line));
+  }
+
+  std::string str() const {
+    std::string out;
+    for (const auto& [name, f] : families_) {  // std::map: sorted by name
+      if (f.lines.empty()) continue;
+      out +=
+          fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, f.help, name, metric_type_name(f.type));
+      for (const auto& l : f.lines) {
+        out += l;
+        out += '\n';
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::map<std::string, Family> families_;
+};
+
+struct GpuLabels {
+  Labels native;
+  Labels dcgm;
+};
+
+GpuLabels gpu_labels(const health::GpuStatus& g, const health::StatusReport& r,
+                     const ExpositionOptions& opt) {
+  const auto& rd = g.reading;
+  GpuLabels l;
+  l.native = {{"gpu", std::to_string(rd.index)},
+              {"uuid", rd.uuid},
+              {"pci_bus_id", rd.pci_bus_id},
+              {"model", rd.name},
+              {"hostname", opt.hostname}};
+  // dcgm-exporter's "device" is the /dev node: nvidia<minor>.
+  unsigned minor = rd.minor_number.value_or(rd.index);
+  l.dcgm = {{"gpu", std::to_string(rd.index)},
+            {"UUID", rd.uuid},
+            {"pci_bus_id", dcgm_bus_id(rd.pci_bus_id)},
+            {"device", fmt::format("nvidia{}", minor)},
+            {"modelName", rd.name},
+            {"Hostname", opt.hostname},
+            {"hostname", opt.hostname},
+            {"DCGM_FI_DRIVER_VERSION", r.nvml.system.driver_version}};
+  return l;
+}
+
+std::string dcgm_help(const MetricDef& m) {
+  return fmt::format("{} In {}; dcgm-exporter compatible name of {}.", m.help, m.dcgm.unit, m.name);
+}
+
+class Renderer {
+ public:
+  Renderer(const ExpositionInput& in, const ExpositionOptions& opt) : in_(in), opt_(opt) {
+    host_ = {{"hostname", opt.hostname}};
+    if (in.report) {
+      for (const auto& g : in.report->gpus) labels_.push_back(gpu_labels(g, *in.report, opt));
+    }
+  }
+
+  std::string run() {
+    for (const auto& m : metric_registry()) render(m);
+    return w_.str();
+  }
+
+ private:
+  // Native series, and the dcgm-exporter one when compat is on and the metric has one.
+  void gpu_series(const MetricDef& m, std::size_t i, std::optional<double> raw) {
+    w_.add(m.name, m.help, m.type, labels_[i].native, raw, m.scale);
+    if (opt_.compat_dcgm && !m.dcgm.name.empty()) {
+      w_.add(m.dcgm.name, dcgm_help(m), m.dcgm.type, labels_[i].dcgm, raw, m.dcgm.scale);
+    }
+  }
+
+  void render(const MetricDef& m) {
+    const health::StatusReport* r = in_.report;
+    switch (m.scope) {
+      case Scope::kAgent:
+        w_.add(m.name, m.help, m.type, host_, m.agent(in_.agent), m.scale);
+        return;
+      case Scope::kReport:
+        if (r) w_.add(m.name, m.help, m.type, host_, m.report(*r), m.scale);
+        return;
+      case Scope::kFilesystem:
+        if (!r) return;
+        for (const auto& f : r->host.filesystems) {
+          Labels l = {{"hostname", opt_.hostname},
+                      {"mountpoint", f.mount_point},
+                      {"device", f.device},
+                      {"fstype", f.fs_type}};
+          w_.add(m.name, m.help, m.type, l, m.fs(f), m.scale);
+        }
+        return;
+      case Scope::kNic:
+        if (!r) return;
+        for (const auto& n : r->host.nics) {
+          w_.add(m.name, m.help, m.type, {{"hostname", opt_.hostname}, {"interface", n.name}},
+                 m.nic(n), m.scale);
+        }
+        return;
+      case Scope::kGpu:
+        if (!r) return;
+        for (std::size_t i = 0; i < r->gpus.size(); ++i) gpu_series(m, i, m.gpu(r->gpus[i]));
+        return;
+      case Scope::kClockEvent:
+        if (r) clock_events(m, *r);
+        return;
+      case Scope::kLastXid:
+        if (r && in_.xids_watched) last_xid(m, *r);
+        return;
+      case Scope::kXidCount:
+        if (in_.xids_watched) xid_counts(m);
+        return;
+    }
+  }
+
+  void clock_events(const MetricDef& m, const health::StatusReport& r) {
+    for (std::size_t i = 0; i < r.gpus.size(); ++i) {
+      const auto& mask = r.gpus[i].reading.clock_event_reasons;
+      if (!mask) continue;
+      for (const auto& reason : nvml::clock_event_reasons()) {
+        Labels l = labels_[i].native;
+        l.emplace_back("reason", std::string(reason.name));
+        w_.add(m.name, m.help, m.type, l, (*mask & reason.bit) ? 1.0 : 0.0, m.scale);
+      }
+    }
+  }
+
+  void last_xid(const MetricDef& m, const health::StatusReport& r) {
+    std::map<std::string, int> by_bus;
+    for (const auto& [bus, xid] : in_.last_xid) by_bus[nvml::normalize_pci_bus_id(bus)] = xid;
+    for (std::size_t i = 0; i < r.gpus.size(); ++i) {
+      const auto& rd = r.gpus[i].reading;
+      std::optional<double> raw;
+      if (auto it = by_bus.find(rd.pci_bus_id); it != by_bus.end() && !rd.pci_bus_id.empty()) {
+        raw = it->second;
+      } else if (rd.health == nvml::DeviceHealth::kOk) {
+        raw = 0;  // watched and answering, no Xid seen: dcgm-exporter's 0 too
+      }
+      gpu_series(m, i, raw);
+    }
+  }
+
+  void xid_counts(const MetricDef& m) {
+    for (const auto& [key, count] : in_.xid_counts) {
+      std::string bus = nvml::normalize_pci_bus_id(key.first);
+      Labels l = {{"pci_bus_id", bus}, {"hostname", opt_.hostname}};
+      // Label it like the GPU's other series when the GPU is still in the report; an Xid
+      // of a GPU that has since vanished keeps its bus id.
+      if (in_.report) {
+        for (std::size_t i = 0; i < in_.report->gpus.size(); ++i) {
+          if (in_.report->gpus[i].reading.pci_bus_id == bus && !bus.empty()) l = labels_[i].native;
+        }
+      }
+      l.emplace_back("xid", std::to_string(key.second));
+      w_.add(m.name, m.help, m.type, l, static_cast<double>(count), m.scale);
+    }
+  }
+
+  const ExpositionInput& in_;
+  const ExpositionOptions& opt_;
+  Labels host_;
+  std::vector<GpuLabels> labels_;  // per report GPU, same order
+  Writer w_;
+};
+
+}  // namespace
+
+std::string render_metrics(const ExpositionInput& in, const ExpositionOptions& opt) {
+  return Renderer(in, opt).run();
+}
+
+}  // namespace cardiac::metrics

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: Apache-2.0
+// render_metrics over a hand-built report: key lines, absence, escaping, grammar, compat.
+#include "metrics/exposition.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "metrics/tests/grammar.h"
+#include "metrics/tests/test_report.h"
+
+// GCC before 13 warns about members left out of a designated initializer even when they
+// have default member initializers (GCC bug 96868); the rows rely on those defaults.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+namespace cardiac::metrics {
+namespace {
+
+using testing::full_input;
+using testing::grammar_violations;
+using testing::two_gpu_report;
+
+const std::string kGpu0 =
+    R"(gpu="0",uuid="GPU-11111111-2222-3333-4444-555555555555",pci_bus_id="0000:18:00.0",)"
+    R"(model="NVIDIA H100 80GB HBM3",hostname="node-1")";
+const std::string kGpu1 = R"(gpu="1",pci_bus_id="0000:2a:00.0",hostname="node-1")";
+const std::string kDcgm0 =
+    R"(gpu="0",UUID="GPU-11111111-2222-3333-4444-555555555555",pci_bus_id="00000000:18:00.0",)"
+    R"(device="nvidia0",modelName="NVIDIA H100 80GB HBM3",Hostname="node-1",hostname="node-1",)"
+    R"(DCGM_FI_DRIVER_VERSION="550.54.15")";
+
+std::set<std::string> lines_of(const std::string& text) {
+  std::set<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.insert(l);
+  return out;
+}
+
+std::string render(bool compat) {
+  static const auto report = two_gpu_report();
+  return render_metrics(full_input(report), {.hostname = "node-1", .compat_dcgm = compat});
+}
+
+TEST(Exposition, KeyLinesForTwoGpusOneLost) {
+  auto lines = lines_of(render(false));
+  for (const std::string& want : std::vector<std::string>{
+           "cardiac_gpu_up{" + kGpu0 + "} 1",
+           "cardiac_gpu_up{" + kGpu1 + "} 0",
+           "cardiac_gpu_health{" + kGpu1 + "} 2",
+           "cardiac_gpu_temperature_celsius{" + kGpu0 + "} 45",
+           "cardiac_gpu_utilization_ratio{" + kGpu0 + "} 0.87",
+           "cardiac_gpu_power_watts{" + kGpu0 + "} 312.5",
+           "cardiac_gpu_energy_joules_total{" + kGpu0 + "} 123456.789",
+           "cardiac_gpu_sm_clock_hertz{" + kGpu0 + "} 1980000000",
+           "cardiac_gpu_memory_used_bytes{" + kGpu0 + "} 1073741824",
+           "cardiac_gpu_sample_duration_seconds{" + kGpu0 + "} 0.0015",
+           "cardiac_gpu_clock_event_reason{" + kGpu0 + R"(,reason="hw_thermal_slowdown"} 1)",
+           "cardiac_gpu_clock_event_reason{" + kGpu0 + R"(,reason="gpu_idle"} 0)",
+           "cardiac_gpu_xid_errors_total{" + kGpu0 + R"(,xid="79"} 2)",
+           "cardiac_gpu_xid_errors_total{" + kGpu1 + R"(,xid="48"} 1)",
+           "cardiac_gpu_last_xid{" + kGpu0 + "} 79",
+           "# TYPE cardiac_gpu_xid_errors_total counter",
+           "# TYPE cardiac_gpu_temperature_celsius gauge",
+           R"(cardiac_host_load1{hostname="node-1"} 1.5)",
+           R"(cardiac_host_memory_total_bytes{hostname="node-1"} 549755813888)",
+           R"(cardiac_host_filesystem_used_bytes{hostname="node-1",mountpoint="/data \"x\"",)"
+           R"(device="/dev/nvme0n1p2",fstype="ext4"} 600)",
+           R"(cardiac_host_network_receive_bytes_total{hostname="node-1",interface="eth0"} 1000)",
+           R"(cardiac_host_network_speed_bytes{hostname="node-1",interface="eth0"} 12500000000)",
+           R"(cardiac_host_dstate_processes{hostname="node-1"} 0)",
+           R"(cardiac_host_cpus{hostname="node-1"} 2)",
+           R"(cardiac_nvml_available{hostname="node-1"} 1)",
+           R"(cardiac_agent_samples_total{hostname="node-1"} 42)",
+           R"(cardiac_agent_missed_samples_total{hostname="node-1"} 0)",
+           R"(cardiac_agent_worker_restarts_total{hostname="node-1"} 1)",
+           R"(cardiac_agent_sample_duration_seconds{hostname="node-1"} 0.25)",
+           R"(cardiac_agent_last_sample_timestamp_seconds{hostname="node-1"} 1764694800.5)",
+       }) {
+    EXPECT_TRUE(lines.count(want)) << "missing: " << want;
+  }
+}
+
+TEST(Exposition, AbsentValuesProduceNoSeries) {
+  std::string text = render(false);
+  // Never read at all: no family.
+  for (std::string_view family :
+       {"cardiac_gpu_fan_speed_ratio", "cardiac_gpu_memory_reserved_bytes",
+        "cardiac_gpu_performance_state", "cardiac_host_swap_total_bytes",
+        "cardiac_host_cpu_busy_ratio", "cardiac_gpu_retired_pages_sbe"}) {
+    EXPECT_EQ(text.find(family), std::string::npos) << family;
+  }
+  // The lost GPU has only its state series, no readings, no last Xid.
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) {
+    if (l.find(kGpu1 + "}") == std::string::npos && l.find(kGpu1 + ",") == std::string::npos) {
+      continue;
+    }
+    EXPECT_TRUE(l.starts_with("cardiac_gpu_up{") || l.starts_with("cardiac_gpu_health{") ||
+                l.starts_with("cardiac_gpu_sample_duration_seconds{") ||
+                l.starts_with("cardiac_gpu_xid_errors_total{"))
+        << l;
+  }
+}
+
+TEST(Exposition, NanAndMissingReportEmitOnlyWhatIsKnown) {
+  ExpositionInput in;
+  in.agent.sample_duration_seconds = std::numeric_limits<double>::quiet_NaN();
+  in.agent.samples_total = 0;
+  std::string text = render_metrics(in, {.hostname = "h"});
+  EXPECT_EQ(text,
+            "# HELP cardiac_agent_samples_total Samples taken since the agent started.\n"
+            "# TYPE cardiac_agent_samples_total counter\n"
+            "cardiac_agent_samples_total{hostname=\"h\"} 0\n");
+}
+
+TEST(Exposition, HelpAndTypeOncePerFamilyAndFamiliesSortedAndContiguous) {
+  for (bool compat : {false, true}) {
+    std::string text = render(compat);
+    std::map<std::string, int> help, type;
+    std::vector<std::string> order;  // family of each sample line, in output order
+    std::istringstream in(text);
+    std::string current;
+    for (std::string l; std::getline(in, l);) {
+      if (l.starts_with("# HELP ")) {
+        current = l.substr(7, l.find(' ', 7) - 7);
+        ++help[current];
+        order.push_back(current);
+      } else if (l.starts_with("# TYPE ")) {
+        ++type[l.substr(7, l.find(' ', 7) - 7)];
+      } else {
+        std::string name = l.substr(0, l.find_first_of("{ "));
+        EXPECT_EQ(name, current) << "sample outside its family: " << l;
+      }
+    }
+    for (const auto& [name, n] : help) {
+      EXPECT_EQ(n, 1) << name;
+      EXPECT_EQ(type[name], 1) << name;
+    }
+    EXPECT_TRUE(std::is_sorted(order.begin(), order.end()));
+    EXPECT_EQ(std::adjacent_find(order.begin(), order.end()), order.end());
+  }
+}
+
+TEST(Exposition, EveryLineMatchesTheGrammar) {
+  for (bool compat : {false, true}) {
+    auto bad = grammar_violations(render(compat));
+    EXPECT_TRUE(bad.empty()) << "first bad line: " << (bad.empty() ? "" : bad.front());
+  }
+}
+
+TEST(Exposition, CompatNamesOnlyWhenAsked) {
+  std::string native = render(false);
+  EXPECT_EQ(native.find("DCGM_"), std::string::npos);
+  auto lines = lines_of(render(true));
+  for (const std::string& want : std::vector<std::string>{
+           "DCGM_FI_DEV_GPU_TEMP{" + kDcgm0 + "} 45",
+           "DCGM_FI_DEV_GPU_UTIL{" + kDcgm0 + "} 87",
+           "DCGM_FI_DEV_FB_USED{" + kDcgm0 + "} 1024",
+           "DCGM_FI_DEV_POWER_USAGE{" + kDcgm0 + "} 312.5",
+           "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{" + kDcgm0 + "} 123456789",
+           "DCGM_FI_DEV_SM_CLOCK{" + kDcgm0 + "} 1980",
+           "DCGM_FI_DEV_MEM_CLOCK{" + kDcgm0 + "} 2619",
+           "DCGM_FI_DEV_XID_ERRORS{" + kDcgm0 + "} 79",
+           "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter",
+           "# TYPE DCGM_FI_DEV_GPU_TEMP gauge",
+           // The native series stay next to the compat ones.
+           "cardiac_gpu_temperature_celsius{" + kGpu0 + "} 45",
+       }) {
+    EXPECT_TRUE(lines.count(want)) << "missing: " << want;
+  }
+}
+
+TEST(Exposition, XidsNotWatchedMeansNoXidSeries) {
+  auto report = two_gpu_report();
+  auto in = full_input(report);
+  in.xids_watched = false;
+  std::string text = render_metrics(in, {.hostname = "n", .compat_dcgm = true});
+  EXPECT_EQ(text.find("xid"), std::string::npos);
+  EXPECT_EQ(text.find("XID"), std::string::npos);
+}
+
+TEST(Exposition, EscapesLabelValuesAndHelp) {
+  EXPECT_EQ(escape_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+  EXPECT_EQ(escape_help("a\\b\"c\nd"), "a\\\\b\"c\\nd");
+  auto report = two_gpu_report();
+  report.gpus[0].reading.name = "odd \"GPU\"\\\nname";
+  std::string text = render_metrics(full_input(report), {.hostname = "h\"1"});
+  EXPECT_NE(text.find(R"(model="odd \"GPU\"\\\nname",hostname="h\"1")"), std::string::npos);
+  EXPECT_TRUE(grammar_violations(text).empty());
+}
+
+TEST(Exposition, GrammarCheckerRejectsBadLines) {
+  EXPECT_TRUE(grammar_violations("a_b{x=\"1\"} 2\n# TYPE a_b gauge\n").empty());
+  for (const char* bad : {"1abc 2\n", "a{x=\"1\"}\n", "a{x=\"un\"escaped\"} 1\n", "a{9x=\"1\"} 1\n",
+                          "a 1 2 3\n", "# TYPE a histogram\n", "a NaN\n", "a 1"}) {
+    EXPECT_FALSE(grammar_violations(bad).empty()) << bad;
+  }
+}
+
+TEST(Exposition, FormatsValues) {
+  EXPECT_EQ(format_value(0), "0");
+  EXPECT_EQ(format_value(85899345920.0), "85899345920");
+  EXPECT_EQ(format_value(0.5), "0.5");
+  EXPECT_EQ(format_value(-2), "-2");
+  EXPECT_EQ(format_value(std::numeric_limits<double>::infinity()), "+Inf");
+  EXPECT_EQ(format_value(-std::numeric_limits<double>::infinity()), "-Inf");
+  EXPECT_EQ(format_value(1e300), "1e+300");
+}
+
+TEST(Exposition, DcgmBusIdForm) {
+  EXPECT_EQ(dcgm_bus_id("0000:3b:00.0"), "00000000:3B:00.0");
+  EXPECT_EQ(dcgm_bus_id("00000000:3B:00.0"), "00000000:3B:00.0");
+  EXPECT_EQ(dcgm_bus_id(""), "");
+}
+
+}  // namespace
+}  // namespace cardiac::metrics

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: Apache-2.0
+// Built-in alert rules; thresholds from the DCGM and gpud notes in reference/health-checks.md.
+#include "rules/defaults.h"
+
+#include "rules/parse.h"
+
+namespace cardiac::rules {
+
+std::string_view default_rules_text() {
+  return R"toml(# cardiac default alert rules. "DCGM" = DCGM health watches (modules/health), "gpud" =
+# gpud components; "ours" = no anchor sets a number, ours is a starting point to tune.
+
+# --- GPU thermal ----------------------------------------------------------------------------
+
+[[rule]]
+# gpud temperature component: Degraded when the margin to the slowdown threshold (DCGM field
+# 158) falls below a configured margin; ours: 5 °C.
+name = "gpu_temperature_near_slowdown"
+metric = "gpu_temperature"
+op = ">="
+threshold_metric = "gpu_temperature_slowdown"
+threshold_offset = -5
+for = "1m"
+severity = "warning"
+description = "GPU {gpu} at {value} °C, within 5 °C of its slowdown threshold (alert at {threshold} °C)"
+
+[[rule]]
+# At the slowdown threshold the GPU slows its clocks by itself (NVML slowdown threshold).
+name = "gpu_temperature_above_slowdown"
+metric = "gpu_temperature"
+op = ">="
+threshold_metric = "gpu_temperature_slowdown"
+severity = "critical"
+description = "GPU {gpu} at {value} °C, at or above its slowdown threshold {threshold} °C"
+
+# --- GPU throttling: gpud hw-slowdown (HW slowdown / thermal / power brake; Unhealthy above
+# 0.6 events/min over 10 min) and DCGM THERMAL/POWER (any violation time in the last minute).
+# We sample the reason bits, so "active for 1m" stands in for both.
+
+[[rule]]
+name = "gpu_hw_slowdown"
+metric = "gpu_clock_event_hw_slowdown"
+op = "=="
+threshold = 1
+for = "1m"
+severity = "warning"
+description = "GPU {gpu}: HW slowdown active for over a minute (power supply or cooling; inspect the hardware)"
+
+[[rule]]
+name = "gpu_hw_thermal_slowdown"
+metric = "gpu_clock_event_hw_thermal"
+op = "=="
+threshold = 1
+for = "1m"
+severity = "warning"
+description = "GPU {gpu}: HW thermal slowdown active for over a minute (check airflow and fans)"
+
+[[rule]]
+name = "gpu_hw_power_brake"
+metric = "gpu_clock_event_hw_power_brake"
+op = "=="
+threshold = 1
+for = "1m"
+severity = "warning"
+description = "GPU {gpu}: HW power brake active for over a minute (check PSUs and power cables)"
+
+# --- GPU memory and utilization -------------------------------------------------------------
+
+[[rule]]
+# Ours: 95 % used for 5 min leaves no room for a growing batch; clears at 90 %.
+name = "gpu_memory_nearly_full"
+metric = "gpu_memory_used_pct"
+op = ">="
+threshold = 95
+clear = 90
+for = "5m"
+severity = "warning"
+description = "GPU {gpu} memory {value} % used for 5 minutes"
+
+[[rule]]
+# Ours: processes hold the GPU but it does almost nothing ("allocated but idle").
+name = "gpu_allocated_but_idle"
+metric = "gpu_utilization_gpu"
+op = "<"
+threshold = 10
+when_metric = "gpu_process_count"
+when_op = ">="
+when_threshold = 1
+for = "30m"
+severity = "info"
+description = "GPU {gpu} held by processes but only {value} % utilized for 30 minutes"
+
+# --- ECC and memory repair: DCGM MEM watch (thresholds in DcgmGPUHardwareLimits.h) ----------
+
+[[rule]]
+# DCGM: any volatile double-bit error -> FAIL (DCGM_FR_VOLATILE_DBE_DETECTED, ISOLATE).
+name = "gpu_ecc_uncorrected"
+metric = "gpu_ecc_volatile_uncorrected"
+op = ">"
+threshold = 0
+severity = "critical"
+description = "GPU {gpu}: {value} uncorrected (double-bit) ECC errors since driver load"
+
+[[rule]]
+# Ours: no anchor alerts on the corrected-error rate; 100/h flags a cell going bad well before
+# DCGM's retirement limits.
+name = "gpu_ecc_corrected_rising"
+kind = "rate"
+metric = "gpu_ecc_volatile_corrected"
+op = ">"
+threshold = 100
+per = "1h"
+window = "1h"
+severity = "warning"
+description = "GPU {gpu}: corrected ECC errors rising at {value} per hour"
+
+[[rule]]
+# DCGM: pending row remap -> reset needed; gpud remapped-rows: pending -> REBOOT_SYSTEM.
+name = "gpu_row_remap_pending"
+metric = "gpu_remapped_rows_pending"
+op = "=="
+threshold = 1
+severity = "warning"
+description = "GPU {gpu}: a row remap is pending; reset the GPU or reboot to apply it"
+
+[[rule]]
+# DCGM: row-remap failure -> FAIL (ROW_REMAP_FAILURE); gpud: HARDWARE_INSPECTION.
+name = "gpu_row_remap_failed"
+metric = "gpu_remapped_rows_failure"
+op = "=="
+threshold = 1
+severity = "critical"
+description = "GPU {gpu}: row remapping failed; the GPU needs hardware inspection"
+
+[[rule]]
+# DCGM: pending page retirement -> WARN.
+name = "gpu_page_retirement_pending"
+metric = "gpu_retired_pages_pending"
+op = "=="
+threshold = 1
+severity = "warning"
+description = "GPU {gpu}: a page retirement is pending; reset the GPU to apply it"
+
+[[rule]]
+# DCGM: SBE + DBE retired pages >= 63 (MAX_RETIRED_PAGES) -> FAIL; warn at 60 to plan a swap.
+name = "gpu_retired_pages_near_limit"
+metric = "gpu_retired_pages_total"
+op = ">="
+threshold = 60
+severity = "warning"
+description = "GPU {gpu}: {value} pages retired, the limit is 63"
+
+# --- PCIe: DCGM PCIE watch -------------------------------------------------------------------
+
+[[rule]]
+# DCGM watches link width and generation; links may train down when idle, so only under load
+# (utilization >= 20 %, ours) and for 5 min.
+name = "gpu_pcie_width_degraded"
+metric = "gpu_pcie_width_current"
+op = "<"
+threshold_metric = "gpu_pcie_width_max"
+when_metric = "gpu_utilization_gpu"
+when_op = ">="
+when_threshold = 20
+for = "5m"
+severity = "warning"
+description = "GPU {gpu}: PCIe link x{value} under load, below its maximum x{threshold} (reseat the card)"
+
+[[rule]]
+name = "gpu_pcie_gen_degraded"
+metric = "gpu_pcie_gen_current"
+op = "<"
+threshold_metric = "gpu_pcie_gen_max"
+when_metric = "gpu_utilization_gpu"
+when_op = ">="
+when_threshold = 20
+for = "5m"
+severity = "warning"
+description = "GPU {gpu}: PCIe Gen{value} under load, below its maximum Gen{threshold}"
+
+[[rule]]
+# DCGM: replays in the last 60 s > ceil(per-lane rate x lanes); per lane per minute Gen3 0.48,
+# Gen4 0.96, Gen5 1.92 (DCGM_FR_PCI_REPLAY_RATE, WARN).
+name = "gpu_pcie_replay_rate"
+kind = "rate"
+metric = "gpu_pcie_replay_counter"
+op = ">"
+threshold_metric = "gpu_pcie_replay_limit_per_min"
+per = "1m"
+window = "1m"
+severity = "warning"
+description = "GPU {gpu}: {value} PCIe replays per minute, above the expected {threshold}"
+
+# --- GPU presence ----------------------------------------------------------------------------
+
+[[rule]]
+# DCGM UpdateLostGpus / Xid 79; gpud: GPU_IS_LOST on any NVML call.
+name = "gpu_lost"
+metric = "gpu_up"
+op = "=="
+threshold = 0
+severity = "critical"
+description = "GPU {gpu} ({uuid}) stopped answering NVML (lost, hung or erroring)"
+
+# gpud gpu-counts compares NVML's count with --gpu-count. The count is per machine, so this one
+# is an example to copy into your own rules:
+# [[rule]]
+# name = "gpu_count_below_expected"
+# kind = "absence"
+# expected_gpus = 8
+# severity = "critical"
+# description = "only {value} of 8 GPUs visible"
+
+# --- Host ------------------------------------------------------------------------------------
+
+[[rule]]
+# Ours: CPU saturated for 5 min starves data loaders; clears at 90 %.
+name = "host_cpu_saturated"
+metric = "host_cpu_busy_pct"
+op = ">"
+threshold = 95
+clear = 90
+for = "5m"
+severity = "warning"
+description = "host CPU {value} % busy for 5 minutes"
+
+[[rule]]
+# Ours (gpud memory component reports usage without a fixed threshold): < 5 % available.
+name = "host_memory_low"
+metric = "host_memory_available_pct"
+op = "<"
+threshold = 5
+clear = 10
+for = "1m"
+severity = "critical"
+description = "host memory: only {value} % available"
+
+[[rule]]
+# Ours: swap-in/out counters are not collected yet; a swap more than 20 % used stands in.
+name = "host_swapping"
+metric = "host_swap_used_pct"
+op = ">"
+threshold = 20
+for = "5m"
+severity = "warning"
+description = "host is swapping: {value} % of swap in use"
+
+[[rule]]
+# Ours: > 90 % full; clears at 85 %.
+name = "host_disk_nearly_full"
+metric = "host_disk_used_pct"
+op = ">"
+threshold = 90
+clear = 85
+for = "5m"
+severity = "warning"
+description = "{mount} is {value} % full"
+
+[[rule]]
+# Ours: a NIC above 90 % of its link speed for 1 min.
+name = "host_nic_saturated"
+metric = "host_nic_util_pct"
+op = ">"
+threshold = 90
+for = "1m"
+severity = "warning"
+description = "{nic} at {value} % of its link speed"
+
+[[rule]]
+# Ours: any new NIC error over 5 min (gpud infiniband/network components watch errors too).
+name = "host_nic_errors_rising"
+kind = "rate"
+metric = "host_nic_errors_total"
+op = ">"
+threshold = 0
+per = "1m"
+window = "5m"
+severity = "warning"
+description = "{nic}: {value} errors per minute"
+
+[[rule]]
+# Ours: drops above one per second over 5 min; a few drops are normal under bursts.
+name = "host_nic_drops_rising"
+kind = "rate"
+metric = "host_nic_drops_total"
+op = ">"
+threshold = 60
+per = "1m"
+window = "5m"
+severity = "warning"
+description = "{nic}: {value} drops per minute"
+
+[[rule]]
+# gpud os component: D-state for 5 consecutive 1-minute checks is persistent.
+name = "host_dstate_processes"
+metric = "host_dstate_processes"
+op = ">"
+threshold = 0
+for = "5m"
+severity = "warning"
+description = "{value} processes stuck in D state for 5 minutes"
+
+[[rule]]
+# The issue's 16-25 °C room range (no anchor sets one). host_inlet_temperature_c has no source
+# yet, so these never fire until a sensor reader provides it.
+name = "host_inlet_temperature_high"
+metric = "host_inlet_temperature_c"
+op = ">"
+threshold = 25
+for = "5m"
+severity = "warning"
+description = "inlet temperature {value} °C, above 25 °C"
+
+[[rule]]
+name = "host_inlet_temperature_low"
+metric = "host_inlet_temperature_c"
+op = "<"
+threshold = 16
+for = "5m"
+severity = "warning"
+description = "inlet temperature {value} °C, below 16 °C"
+)toml";
+}
+
+Result<std::vector<Rule>> default_rules() {
+  return parse_rules(default_rules_text(), "<default rules>");
+}
+
+}  // namespace cardiac::rules

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: Apache-2.0
+// The alert state machine: inactive → pending → firing → resolved, per (rule, label set).
+#include "rules/engine.h"
+
+#include <algorithm>
+#include <exception>
+#include <set>
+
+#include "core/format.h"
+
+namespace cardiac::rules {
+
+// Points of one sample by metric, and by (metric, labels) for threshold_metric look-ups.
+struct RuleEngine::Index {
+  std::map<std::string, std::vector<const Point*>, std::less<>> by_metric;
+  std::map<std::pair<std::string, std::string>, double> by_series;
+  TimeNs at = 0;
+
+  explicit Index(const SampleView& v) : at(v.at) {
+    for (const Point& p : v.points) {
+      by_metric[p.metric].push_back(&p);
+      by_series[{p.metric, labels_key(p.labels)}] = p.value;
+    }
+  }
+  const std::vector<const Point*>& points(const std::string& metric) const {
+    static const std::vector<const Point*> kNone;
+    auto it = by_metric.find(metric);
+    return it == by_metric.end() ? kNone : it->second;
+  }
+  std::optional<double> value(const std::string& metric, const std::string& key) const {
+    auto it = by_series.find({metric, key});
+    if (it == by_series.end()) return std::nullopt;
+    return it->second;
+  }
+};
+
+namespace {
+
+// The metric a rule reads: expected-GPU rules read gpu_count.
+const std::string& source_metric(const Rule& r) {
+  static const std::string kGpuCount = "gpu_count";
+  return r.expected_gpus ? kGpuCount : r.metric;
+}
+
+// Counter increase over the samples, a drop counting as a reset to zero (the driver reloaded or
+// the NIC was re-created), so the new value is all increase since the reset.
+double counter_increase(const std::deque<std::pair<TimeNs, double>>& h) {
+  double inc = 0;
+  for (std::size_t i = 1; i < h.size(); ++i) {
+    const double d = h[i].second - h[i - 1].second;
+    inc += d >= 0 ? d : h[i].second;
+  }
+  return inc;
+}
+
+}  // namespace
+
+std::string_view alert_state_name(AlertState s) {
+  switch (s) {
+    case AlertState::kInactive:
+      return "inactive";
+    case AlertState::kPending:
+      return "pending";
+    case AlertState::kFiring:
+      return "firing";
+    case AlertState::kResolved:
+      return "resolved";
+  }
+  return "?";
+}
+
+Status validate_rule(const Rule& rule) {
+  const std::string& metric = source_metric(rule);
+  const MetricInfo* m = find_metric(metric);
+  if (!m) return fail(Error::invalid(fmt::format("unknown metric '{}'", metric), rule.origin));
+  if (rule.scope && *rule.scope != m->scope) {
+    return fail(Error::invalid(fmt::format("metric '{}' has scope {}, the rule says {}", metric,
+                                           scope_name(m->scope), scope_name(*rule.scope)),
+                               rule.origin));
+  }
+  if (rule.kind == RuleKind::kRate && !m->counter) {
+    return fail(Error::invalid(
+        fmt::format("kind = \"rate\" needs a counter; '{}' is a gauge", metric), rule.origin));
+  }
+  for (const auto& [key, name] : {std::pair{"threshold_metric", &rule.threshold_metric},
+                                  std::pair{"when_metric", &rule.when_metric}}) {
+    if (name->empty()) continue;
+    const MetricInfo* t = find_metric(*name);
+    if (!t) return fail(Error::invalid(fmt::format("unknown {} '{}'", key, *name), rule.origin));
+    if (t->scope != m->scope) {
+      return fail(Error::invalid(
+          fmt::format("{} '{}' is not in the scope of '{}'", key, t->name, metric), rule.origin));
+    }
+  }
+  return {};
+}
+
+RuleEngine::RuleEngine(std::vector<Rule> rules) : rules_(std::move(rules)), states_(rules_.size()) {
+  for (std::size_t i = 0; i < rules_.size(); ++i) {
+    if (auto ok = validate_rule(rules_[i]); !ok) mark_broken(i, ok.error());
+  }
+}
+
+void RuleEngine::mark_broken(std::size_t i, Error e) {
+  if (states_[i].broken) return;
+  states_[i].broken = true;
+  errors_.push_back(RuleError{rules_[i].name, std::move(e)});
+}
+
+std::vector<RuleError> RuleEngine::take_errors() {
+  std::vector<RuleError> out;
+  out.swap(errors_);
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> RuleEngine::firing() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (std::size_t i = 0; i < rules_.size(); ++i) {
+    for (const auto& [key, s] : states_[i].series) {
+      if (s.state == AlertState::kFiring) out.emplace_back(rules_[i].name, key);
+    }
+  }
+  return out;
+}
+
+std::vector<Transition> RuleEngine::evaluate(const SampleView& view, TimeNs now) {
+  const Index index(view);
+  std::vector<Transition> out;
+  for (std::size_t i = 0; i < rules_.size(); ++i) {
+    if (states_[i].broken) continue;
+    // Guarded per rule: a failure (or a throw from a bug) sets this rule aside, not the others.
+    // Transitions it produced before failing are dropped with it, so none is half-reported.
+    std::vector<Transition> mine;
+    try {
+      if (auto ok = evaluate_rule(i, index, now, mine); !ok) {
+        mark_broken(i, ok.error());
+        continue;
+      }
+    } catch (const std::exception& e) {
+      mark_broken(i, Error::internal(fmt::format("rule evaluation threw: {}", e.what())));
+      continue;
+    }
+    for (auto& t : mine) out.push_back(std::move(t));
+  }
+  return out;
+}
+
+Status RuleEngine::evaluate_rule(std::size_t i, const Index& index, TimeNs now,
+                                 std::vector<Transition>& out) {
+  const Rule& r = rules_[i];
+  RuleState& st = states_[i];
+  if (!st.first_eval) st.first_eval = now;
+  const std::vector<const Point*>& points = index.points(source_metric(r));
+  const Scope scope = find_metric(source_metric(r))->scope;
+
+  if (r.kind == RuleKind::kAbsence && !r.expected_gpus) {
+    // A catch-all series stands for "the metric as a whole" until some point has been seen.
+    if (st.series.empty()) st.series[""].last_seen = *st.first_eval;
+    for (const Point* p : points) {
+      Series& s = st.series[labels_key(p->labels)];
+      s.labels = p->labels;
+      s.last_seen = now;
+    }
+    if (!points.empty()) st.series[""].last_seen = now;
+    for (auto& [key, s] : st.series) {
+      Observation o;
+      o.value = static_cast<double>(now - s.last_seen) / kNsPerSec;
+      o.condition = now - s.last_seen >= r.for_ns;
+      o.holds_firing = o.condition;
+      step(r, s, o, 0, now, out);
+    }
+    // Once labelled series exist they speak for themselves; the catch-all (now resolved) goes.
+    const bool unlabelled =
+        std::any_of(points.begin(), points.end(), [](const Point* p) { return p->labels.empty(); });
+    if (!points.empty() && !unlabelled) {
+      auto it = st.series.find("");
+      if (it != st.series.end() && it->second.state != AlertState::kFiring) st.series.erase(it);
+    }
+    return {};
+  }
+
+  std::set<std::string> seen;
+  for (const Point* p : points) {
+    // Scope is a property of the metric; a mislabelled point is skipped rather than trusted.
+    if ((scope == Scope::kGpu) != (p->labels.count("gpu") > 0)) continue;
+    const std::string key = labels_key(p->labels);
+    Series& s = st.series[key];
+    s.labels = p->labels;
+    s.last_seen = now;
+    seen.insert(key);
+
+    double value = p->value;
+    if (r.kind == RuleKind::kRate) {
+      s.history.emplace_back(now, p->value);
+      while (!s.history.empty() && s.history.front().first < now - r.window_ns) {
+        s.history.pop_front();
+      }
+      if (s.history.size() < 2) continue;  // one sample has no increase yet
+      // Divided by the whole window, not the span seen so far: a young series then reads low
+      // rather than extrapolating one early increment into a false alarm.
+      value = counter_increase(s.history) * static_cast<double>(r.per_ns) /
+              static_cast<double>(r.window_ns);
+    }
+    std::optional<double> threshold;
+    if (r.expected_gpus) {
+      threshold = static_cast<double>(*r.expected_gpus);
+    } else if (r.threshold) {
+      threshold = r.threshold;
+    } else if (auto t = index.value(r.threshold_metric, key)) {
+      threshold = *t + r.threshold_offset;
+    } else {
+      continue;  // no limit for this series in this sample (e.g. slowdown temp not reported)
+    }
+    Observation o;
+    o.value = value;
+    o.threshold = threshold;
+    const Op op = r.expected_gpus ? Op::kLt : r.op;
+    o.condition = compare(op, value, *threshold);
+    o.holds_firing = r.clear ? compare(op, value, *r.clear) : o.condition;
+    if (!r.when_metric.empty()) {
+      const auto w = index.value(r.when_metric, key);
+      const bool guard = w && compare(r.when_op, *w, r.when_threshold);
+      o.condition = o.condition && guard;
+      o.holds_firing = o.holds_firing && guard;
+    }
+    step(r, s, o, r.for_ns, now, out);
+  }
+  // Series that stopped reporting: keep their state through short gaps, drop them after that.
+  for (auto it = st.series.begin(); it != st.series.end();) {
+    Series& s = it->second;
+    if (!seen.count(it->first) && now - s.last_seen > kStaleAfter) {
+      step(r, s, std::nullopt, r.for_ns, now, out);
+      it = st.series.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return {};
+}
+
+void RuleEngine::step(const Rule& rule, Series& s, const std::optional<Observation>& obs,
+                      DurationNs hold, TimeNs now, std::vector<Transition>& out) {
+  if (obs) {
+    s.last_value = obs->value;
+    s.last_threshold = obs->threshold;
+  }
+  auto emit = [&](AlertState to) {
+    Transition t;
+    t.rule = rule.name;
+    t.labels = s.labels;
+    for (const auto& [k, v] : rule.labels) t.labels.emplace(k, v);  // series labels win
+    t.from = s.state;
+    t.to = to;
+    t.value = s.last_value;
+    t.at = now;
+    t.severity = rule.severity;
+    t.description = render_description(rule, t.labels, s.last_value, s.last_threshold);
+    out.push_back(std::move(t));
+    s.state = to;
+  };
+  if (!obs) {  // stale series
+    if (s.state == AlertState::kPending) emit(AlertState::kInactive);
+    if (s.state == AlertState::kFiring) emit(AlertState::kResolved);
+    return;
+  }
+  switch (s.state) {
+    case AlertState::kInactive:
+    case AlertState::kResolved:
+      if (!obs->condition) break;
+      s.pending_since = now;
+      emit(hold <= 0 ? AlertState::kFiring : AlertState::kPending);
+      break;
+    case AlertState::kPending:
+      if (!obs->condition) {
+        emit(AlertState::kInactive);
+      } else if (now - s.pending_since >= hold) {
+        emit(AlertState::kFiring);
+      }
+      break;
+    case AlertState::kFiring:
+      if (!obs->holds_firing) emit(AlertState::kResolved);
+      break;
+  }
+}
+
+}  // namespace cardiac::rules

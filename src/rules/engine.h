@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+// Evaluates alert rules on each sample and reports state changes per (rule, label set).
+#pragma once
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/result.h"
+#include "rules/rule.h"
+#include "rules/sample_view.h"
+
+namespace cardiac::rules {
+
+// kResolved behaves like kInactive for the next evaluation; it exists so that "was firing, now
+// clear" can be told apart from "never fired".
+enum class AlertState { kInactive, kPending, kFiring, kResolved };
+std::string_view alert_state_name(AlertState s);
+
+struct Transition {
+  std::string rule;
+  Labels labels;  // the series' labels plus the rule's own labels
+  AlertState from = AlertState::kInactive;
+  AlertState to = AlertState::kInactive;
+  double value = 0;  // the reading that caused it (rate per `per`, seconds since seen for absence)
+  TimeNs at = 0;
+  Severity severity = Severity::kWarning;
+  std::string description;  // rendered
+};
+
+struct RuleError {
+  std::string rule;
+  Error error;
+};
+
+// A series with no point for this long is dropped: pending ones go inactive, firing ones resolve.
+// Shorter gaps keep the state as it was, because one failed read is not evidence of recovery.
+constexpr DurationNs kStaleAfter = 5 * 60 * kNsPerSec;
+
+class RuleEngine {
+ public:
+  explicit RuleEngine(std::vector<Rule> rules);
+
+  // Runs every usable rule on `view` at time `now` (non-decreasing across calls) and returns
+  // the state changes. A rule that cannot be evaluated is set aside; its error is reported once
+  // through take_errors() and the other rules carry on.
+  std::vector<Transition> evaluate(const SampleView& view, TimeNs now);
+
+  // Errors not yet taken (each broken rule once).
+  std::vector<RuleError> take_errors();
+
+  // Series currently firing, for status pages: (rule, labels key).
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> firing() const;
+  [[nodiscard]] const std::vector<Rule>& rules() const { return rules_; }
+
+ private:
+  struct Series {
+    Labels labels;
+    AlertState state = AlertState::kInactive;
+    TimeNs pending_since = 0;
+    TimeNs last_seen = 0;
+    double last_value = 0;
+    std::optional<double> last_threshold;
+    std::deque<std::pair<TimeNs, double>> history;  // rate rules: samples within the window
+  };
+  struct Observation {
+    double value = 0;
+    std::optional<double> threshold;
+    bool condition = false;
+    bool holds_firing = false;  // hysteresis: stay firing while this is true
+  };
+  struct RuleState {
+    bool broken = false;
+    std::optional<TimeNs> first_eval;
+    std::optional<TimeNs> metric_last_seen;  // absence rules: any point of the metric
+    std::map<std::string, Series> series;
+  };
+
+  struct Index;
+  Status evaluate_rule(std::size_t i, const Index& index, TimeNs now, std::vector<Transition>& out);
+  static void step(const Rule& rule, Series& s, const std::optional<Observation>& obs,
+                   DurationNs hold, TimeNs now, std::vector<Transition>& out);
+  void mark_broken(std::size_t i, Error e);
+
+  std::vector<Rule> rules_;
+  std::vector<RuleState> states_;
+  std::vector<RuleError> errors_;
+};
+
+// Checks a rule against the metric catalog (names, scope, counter-ness). The engine runs it on
+// every rule; exposed so that `cardiac` can warn at load time too.
+[[nodiscard]] Status validate_rule(const Rule& rule);
+
+}  // namespace cardiac::rules

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: Apache-2.0
+// TOML → Rule, strict: unknown keys, wrong types and keys that do not fit the rule kind are errors.
+#include "rules/parse.h"
+
+#include <set>
+
+#include <toml++/toml.h>
+
+#include "core/format.h"
+#include "core/strings.h"
+
+namespace cardiac::rules {
+namespace {
+
+std::string where(std::string_view origin, const toml::source_region& r) {
+  return fmt::format("{}:{}:{}", origin, r.begin.line, r.begin.column);
+}
+
+// Reads the keys of one [[rule]] table, remembering the table's position for messages.
+class RuleReader {
+ public:
+  RuleReader(const toml::table& t, std::string_view origin, std::size_t index)
+      : t_(t), origin_(origin), table_(fmt::format("rule[{}]", index)) {}
+
+  Error bad(std::string_view key, std::string_view what) const {
+    const toml::node* n = t_.get(key);
+    const auto& src = n ? n->source() : t_.source();
+    return Error::invalid(fmt::format("'{}.{}' {}", table_, key, what), where(origin_, src));
+  }
+  Error missing(std::string_view key, std::string_view why) const {
+    return Error::invalid(fmt::format("'{}' needs '{}' {}", table_, key, why),
+                          where(origin_, t_.source()));
+  }
+  bool has(std::string_view key) const { return t_.contains(key); }
+
+  Status check_keys() const {
+    static const std::set<std::string_view> kAllowed = {"name",
+                                                        "kind",
+                                                        "metric",
+                                                        "op",
+                                                        "threshold",
+                                                        "threshold_metric",
+                                                        "threshold_offset",
+                                                        "for",
+                                                        "clear",
+                                                        "severity",
+                                                        "scope",
+                                                        "labels",
+                                                        "description",
+                                                        "per",
+                                                        "window",
+                                                        "expected_gpus",
+                                                        "when_metric",
+                                                        "when_op",
+                                                        "when_threshold"};
+    for (const auto& [key, node] : t_) {
+      (void)node;
+      if (!kAllowed.count(key.str())) {
+        return fail(Error::invalid(fmt::format("unknown key '{}.{}'", table_, key.str()),
+                                   where(origin_, key.source())));
+      }
+    }
+    return {};
+  }
+
+  Result<std::optional<std::string>> string(std::string_view key) const {
+    const toml::node* n = t_.get(key);
+    if (!n) return std::optional<std::string>{};
+    if (auto s = n->value<std::string>()) return std::optional<std::string>{*s};
+    return fail(bad(key, "must be a string"));
+  }
+  Result<std::optional<double>> number(std::string_view key) const {
+    const toml::node* n = t_.get(key);
+    if (!n) return std::optional<double>{};
+    if (n->is_number()) return std::optional<double>{*n->value<double>()};
+    return fail(bad(key, "must be a number"));
+  }
+  Result<std::optional<DurationNs>> duration(std::string_view key, bool allow_zero) const {
+    const toml::node* n = t_.get(key);
+    if (!n) return std::optional<DurationNs>{};
+    std::optional<std::int64_t> ns;
+    if (auto s = n->value<std::string>()) ns = parse_duration_ns(*s);
+    if (!ns || *ns < 0 || (!allow_zero && *ns == 0)) {
+      return fail(bad(key, "must be a duration such as \"30s\", \"5m\" or \"1h\""));
+    }
+    return std::optional<DurationNs>{*ns};
+  }
+  Result<Labels> labels(std::string_view key) const {
+    Labels out;
+    const toml::node* n = t_.get(key);
+    if (!n) return out;
+    const toml::table* lt = n->as_table();
+    if (!lt) return fail(bad(key, "must be a table of strings"));
+    for (const auto& [k, v] : *lt) {
+      auto s = v.value<std::string>();
+      if (!s) {
+        return fail(Error::invalid(fmt::format("'{}.{}.{}' must be a string", table_, key, k.str()),
+                                   where(origin_, v.source())));
+      }
+      out[std::string(k.str())] = *s;
+    }
+    return out;
+  }
+  std::string origin() const { return where(origin_, t_.source()); }
+
+ private:
+  const toml::table& t_;
+  std::string_view origin_;
+  std::string table_;
+};
+
+// Shorthand: unwrap a Result into `dst` or return its error.
+#define RULES_READ(dst, expr)                           \
+  do {                                                  \
+    auto rules_read_ = (expr);                          \
+    if (!rules_read_) return fail(rules_read_.error()); \
+    dst = std::move(*rules_read_);                      \
+  } while (0)
+
+Status read_when(const RuleReader& r, Rule& rule) {
+  std::optional<std::string> metric, op;
+  std::optional<double> threshold;
+  RULES_READ(metric, r.string("when_metric"));
+  RULES_READ(op, r.string("when_op"));
+  RULES_READ(threshold, r.number("when_threshold"));
+  if (!metric) {
+    for (auto key : {"when_op", "when_threshold"}) {
+      if (r.has(key)) return fail(r.bad(key, "only applies with 'when_metric'"));
+    }
+    return {};
+  }
+  if (!op || !threshold)
+    return fail(r.missing("when_op", "and 'when_threshold' with 'when_metric'"));
+  auto parsed = parse_op(*op);
+  if (!parsed) return fail(r.bad("when_op", "must be one of >, >=, <, <=, ==, !="));
+  rule.when_metric = *metric;
+  rule.when_op = *parsed;
+  rule.when_threshold = *threshold;
+  return {};
+}
+
+Status read_kind_specific(const RuleReader& r, Rule& rule) {
+  if (rule.kind != RuleKind::kRate) {
+    for (auto key : {"per", "window"}) {
+      if (r.has(key)) return fail(r.bad(key, "only applies to kind = \"rate\""));
+    }
+  }
+  if (rule.kind != RuleKind::kAbsence && r.has("expected_gpus")) {
+    return fail(r.bad("expected_gpus", "only applies to kind = \"absence\""));
+  }
+  if (rule.kind == RuleKind::kAbsence) {
+    for (auto key : {"op", "threshold", "threshold_metric", "threshold_offset", "clear",
+                     "when_metric", "when_op", "when_threshold"}) {
+      if (r.has(key)) return fail(r.bad(key, "does not apply to kind = \"absence\""));
+    }
+    std::optional<double> expected;
+    RULES_READ(expected, r.number("expected_gpus"));
+    if (expected) {
+      if (*expected < 1 || *expected != static_cast<double>(static_cast<unsigned>(*expected))) {
+        return fail(r.bad("expected_gpus", "must be a whole number of at least 1"));
+      }
+      rule.expected_gpus = static_cast<unsigned>(*expected);
+      if (!rule.metric.empty()) {
+        return fail(
+            r.bad("metric", "cannot be combined with 'expected_gpus' (it reads gpu_count)"));
+      }
+    } else if (rule.metric.empty()) {
+      return fail(r.missing("metric", "(or 'expected_gpus')"));
+    } else if (rule.for_ns <= 0) {
+      return fail(r.missing("for", "(how long the metric may go without a point)"));
+    }
+    return {};
+  }
+  if (rule.metric.empty()) return fail(r.missing("metric", ""));
+  std::optional<std::string> op;
+  RULES_READ(op, r.string("op"));
+  if (!op) return fail(r.missing("op", "(one of >, >=, <, <=, ==, !=)"));
+  auto parsed_op = parse_op(*op);
+  if (!parsed_op) return fail(r.bad("op", "must be one of >, >=, <, <=, ==, !="));
+  rule.op = *parsed_op;
+  RULES_READ(rule.threshold, r.number("threshold"));
+  std::optional<std::string> tm;
+  RULES_READ(tm, r.string("threshold_metric"));
+  rule.threshold_metric = tm.value_or("");
+  if (rule.threshold.has_value() == !rule.threshold_metric.empty()) {
+    return fail(r.missing("threshold", "or 'threshold_metric' (exactly one)"));
+  }
+  std::optional<double> offset;
+  RULES_READ(offset, r.number("threshold_offset"));
+  if (offset && rule.threshold_metric.empty()) {
+    return fail(r.bad("threshold_offset", "only applies with 'threshold_metric'"));
+  }
+  rule.threshold_offset = offset.value_or(0);
+  CARDIAC_TRY(read_when(r, rule));
+  RULES_READ(rule.clear, r.number("clear"));
+  if (rule.clear) {
+    if (!rule.threshold) return fail(r.bad("clear", "needs a numeric 'threshold'"));
+    // The clear level must sit on the safe side of the threshold, else the alert would resolve
+    // while its own condition still holds.
+    const bool upward = rule.op == Op::kGt || rule.op == Op::kGe;
+    const bool downward = rule.op == Op::kLt || rule.op == Op::kLe;
+    if (!upward && !downward) return fail(r.bad("clear", "needs op >, >=, < or <="));
+    if ((upward && *rule.clear > *rule.threshold) || (downward && *rule.clear < *rule.threshold)) {
+      return fail(r.bad("clear", "must be on the clear side of 'threshold'"));
+    }
+  }
+  if (rule.kind == RuleKind::kRate) {
+    std::optional<DurationNs> per, window;
+    RULES_READ(per, r.duration("per", false));
+    RULES_READ(window, r.duration("window", false));
+    rule.per_ns = per.value_or(60 * kNsPerSec);
+    rule.window_ns = window.value_or(rule.per_ns);
+  }
+  return {};
+}
+
+Result<Rule> read_rule(const toml::table& t, std::string_view origin, std::size_t index) {
+  RuleReader r(t, origin, index);
+  CARDIAC_TRY(r.check_keys());
+  Rule rule;
+  rule.origin = r.origin();
+  std::optional<std::string> s;
+  RULES_READ(s, r.string("name"));
+  if (!s || s->empty()) return fail(r.missing("name", "(a non-empty string)"));
+  rule.name = *s;
+  RULES_READ(s, r.string("kind"));
+  if (s) {
+    if (*s == "threshold")
+      rule.kind = RuleKind::kThreshold;
+    else if (*s == "rate")
+      rule.kind = RuleKind::kRate;
+    else if (*s == "absence")
+      rule.kind = RuleKind::kAbsence;
+    else
+      return fail(r.bad("kind", "must be \"threshold\", \"rate\" or \"absence\""));
+  }
+  RULES_READ(s, r.string("metric"));
+  rule.metric = s.value_or("");
+  std::optional<DurationNs> for_ns;
+  RULES_READ(for_ns, r.duration("for", true));
+  rule.for_ns = for_ns.value_or(0);
+  RULES_READ(s, r.string("severity"));
+  if (s) {
+    auto sev = parse_severity(*s);
+    if (!sev) return fail(r.bad("severity", "must be \"info\", \"warning\" or \"critical\""));
+    rule.severity = *sev;
+  }
+  RULES_READ(s, r.string("scope"));
+  if (s) {
+    if (*s == "gpu")
+      rule.scope = Scope::kGpu;
+    else if (*s == "host")
+      rule.scope = Scope::kHost;
+    else
+      return fail(r.bad("scope", "must be \"gpu\" or \"host\""));
+  }
+  RULES_READ(rule.labels, r.labels("labels"));
+  RULES_READ(s, r.string("description"));
+  rule.description = s.value_or("");
+  CARDIAC_TRY(read_kind_specific(r, rule));
+  return rule;
+}
+
+#undef RULES_READ
+
+}  // namespace
+
+Result<std::vector<Rule>> parse_rules(std::string_view text, std::string_view origin) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    return fail(Error::parse(std::string(e.description()), where(origin, e.source())));
+  }
+  std::vector<Rule> rules;
+  for (const auto& [key, node] : root) {
+    if (key.str() != "rule") {
+      return fail(
+          Error::invalid(fmt::format("unknown key '{}'", key.str()), where(origin, key.source())));
+    }
+    const toml::array* arr = node.as_array();
+    if (!arr || !arr->is_array_of_tables()) {
+      return fail(Error::invalid("'rule' must be an array of tables ([[rule]])",
+                                 where(origin, node.source())));
+    }
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      auto rule = read_rule(*arr->get(i)->as_table(), origin, i);
+      if (!rule) return fail(rule.error());
+      if (!names.insert(rule->name).second) {
+        return fail(
+            Error::invalid(fmt::format("duplicate rule name '{}'", rule->name), rule->origin));
+      }
+      rules.push_back(std::move(*rule));
+    }
+  }
+  return rules;
+}
+
+}  // namespace cardiac::rules

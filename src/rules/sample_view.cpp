@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: Apache-2.0
+// Builds the flat point list from GPU and host snapshots, and the catalog of metric names.
+#include "rules/sample_view.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "host/mounts.h"
+#include "nvml/types.h"
+
+namespace cardiac::rules {
+namespace {
+
+const std::vector<MetricInfo> kMetrics = {
+    {"gpu_up", Scope::kGpu, false, "1 when the GPU answers normally, 0 when lost/hung/erroring"},
+    {"gpu_count", Scope::kHost, false, "GPUs NVML reports (0 when NVML is unusable)"},
+    {"gpu_temperature", Scope::kGpu, false, "GPU core temperature, °C"},
+    {"gpu_temperature_slowdown", Scope::kGpu, false, "slowdown threshold, °C"},
+    {"gpu_temperature_shutdown", Scope::kGpu, false, "shutdown threshold, °C"},
+    {"gpu_utilization_gpu", Scope::kGpu, false, "GPU utilization, %"},
+    {"gpu_utilization_memory", Scope::kGpu, false, "memory controller utilization, %"},
+    {"gpu_memory_used_bytes", Scope::kGpu, false, "frame buffer used, bytes"},
+    {"gpu_memory_used_pct", Scope::kGpu, false, "frame buffer used, % of total"},
+    {"gpu_power_usage_w", Scope::kGpu, false, "board power, W"},
+    {"gpu_process_count", Scope::kGpu, false, "processes holding the GPU"},
+    {"gpu_clock_event_hw_slowdown", Scope::kGpu, false, "1 while HW slowdown is active"},
+    {"gpu_clock_event_hw_thermal", Scope::kGpu, false, "1 while HW thermal slowdown is active"},
+    {"gpu_clock_event_hw_power_brake", Scope::kGpu, false, "1 while HW power brake is active"},
+    {"gpu_clock_event_sw_thermal", Scope::kGpu, false, "1 while SW thermal slowdown is active"},
+    {"gpu_clock_event_sw_power_cap", Scope::kGpu, false, "1 while SW power capping is active"},
+    {"gpu_ecc_volatile_corrected", Scope::kGpu, true, "corrected ECC errors since driver load"},
+    {"gpu_ecc_volatile_uncorrected", Scope::kGpu, true, "double-bit ECC errors since driver load"},
+    {"gpu_ecc_aggregate_corrected", Scope::kGpu, true, "corrected ECC errors, lifetime"},
+    {"gpu_ecc_aggregate_uncorrected", Scope::kGpu, true, "uncorrected ECC errors, lifetime"},
+    {"gpu_retired_pages_total", Scope::kGpu, true, "pages retired (SBE + DBE)"},
+    {"gpu_retired_pages_pending", Scope::kGpu, false, "1 when a retirement waits for a reset"},
+    {"gpu_remapped_rows_uncorrected", Scope::kGpu, true, "rows remapped for uncorrected errors"},
+    {"gpu_remapped_rows_pending", Scope::kGpu, false, "1 when a row remap waits for a reset"},
+    {"gpu_remapped_rows_failure", Scope::kGpu, false, "1 when a row remap failed"},
+    {"gpu_pcie_gen_current", Scope::kGpu, false, "PCIe link generation now"},
+    {"gpu_pcie_gen_max", Scope::kGpu, false, "PCIe link generation, maximum"},
+    {"gpu_pcie_width_current", Scope::kGpu, false, "PCIe link width now, lanes"},
+    {"gpu_pcie_width_max", Scope::kGpu, false, "PCIe link width, maximum"},
+    {"gpu_pcie_replay_counter", Scope::kGpu, true, "PCIe replays"},
+    {"gpu_pcie_replay_limit_per_min", Scope::kGpu, false,
+     "DCGM's expected replays per minute for the current gen and width"},
+    {"host_cpu_busy_pct", Scope::kHost, false, "CPU busy, % (needs two samples)"},
+    {"host_memory_available_pct", Scope::kHost, false, "memory available, % of total"},
+    {"host_swap_used_bytes", Scope::kHost, false, "swap in use, bytes"},
+    {"host_swap_used_pct", Scope::kHost, false, "swap in use, % of swap"},
+    {"host_disk_used_pct", Scope::kHost, false, "file system used, % (label mount)"},
+    {"host_dstate_processes", Scope::kHost, false, "processes in uninterruptible sleep"},
+    {"host_nic_util_pct", Scope::kHost, false, "max(rx, tx) % of link speed (label nic)"},
+    {"host_nic_errors_total", Scope::kHost, true, "rx + tx errors (label nic)"},
+    {"host_nic_drops_total", Scope::kHost, true, "rx + tx drops (label nic)"},
+    {"host_inlet_temperature_c", Scope::kHost, false, "inlet/room temperature, °C (no source yet)"},
+};
+
+class Builder {
+ public:
+  explicit Builder(SampleView& v) : v_(v) {}
+  void add(std::string_view metric, const Labels& labels, double value) {
+    v_.points.push_back(Point{std::string(metric), labels, value});
+  }
+  template <class T>
+  void add(std::string_view metric, const Labels& labels, const std::optional<T>& value) {
+    if (value) add(metric, labels, static_cast<double>(*value));
+  }
+
+ private:
+  SampleView& v_;
+};
+
+void add_gpu(Builder& b, const nvml::GpuReading& g) {
+  Labels l{{"gpu", std::to_string(g.index)}};
+  if (!g.uuid.empty()) l["uuid"] = g.uuid;
+  // kNotSampled says nothing about the GPU itself (the collector stopped early): no gpu_up point.
+  if (g.health != nvml::DeviceHealth::kNotSampled) {
+    b.add("gpu_up", l, g.health == nvml::DeviceHealth::kOk ? 1.0 : 0.0);
+  }
+  b.add("gpu_temperature", l, g.temperature);
+  b.add("gpu_temperature_slowdown", l, g.temperature_slowdown);
+  b.add("gpu_temperature_shutdown", l, g.temperature_shutdown);
+  b.add("gpu_utilization_gpu", l, g.utilization_gpu);
+  b.add("gpu_utilization_memory", l, g.utilization_memory);
+  b.add("gpu_memory_used_bytes", l, g.memory_used);
+  if (g.memory_used && g.memory_total && *g.memory_total > 0) {
+    b.add("gpu_memory_used_pct", l,
+          100.0 * static_cast<double>(*g.memory_used) / static_cast<double>(*g.memory_total));
+  }
+  if (g.power_usage_mw) b.add("gpu_power_usage_w", l, *g.power_usage_mw / 1000.0);
+  if (g.processes_supported) b.add("gpu_process_count", l, static_cast<double>(g.processes.size()));
+  if (g.clock_event_reasons) {
+    const auto bit = [&](unsigned long long mask) {
+      return (*g.clock_event_reasons & mask) != 0 ? 1.0 : 0.0;
+    };
+    b.add("gpu_clock_event_hw_slowdown", l, bit(nvml::kReasonHwSlowdown));
+    b.add("gpu_clock_event_hw_thermal", l, bit(nvml::kReasonHwThermalSlowdown));
+    b.add("gpu_clock_event_hw_power_brake", l, bit(nvml::kReasonHwPowerBrakeSlowdown));
+    b.add("gpu_clock_event_sw_thermal", l, bit(nvml::kReasonSwThermalSlowdown));
+    b.add("gpu_clock_event_sw_power_cap", l, bit(nvml::kReasonSwPowerCap));
+  }
+  b.add("gpu_ecc_volatile_corrected", l, g.ecc_volatile_corrected);
+  b.add("gpu_ecc_volatile_uncorrected", l, g.ecc_volatile_uncorrected);
+  b.add("gpu_ecc_aggregate_corrected", l, g.ecc_aggregate_corrected);
+  b.add("gpu_ecc_aggregate_uncorrected", l, g.ecc_aggregate_uncorrected);
+  if (g.retired_pages_sbe && g.retired_pages_dbe) {
+    b.add("gpu_retired_pages_total", l,
+          static_cast<double>(*g.retired_pages_sbe) + static_cast<double>(*g.retired_pages_dbe));
+  }
+  b.add("gpu_retired_pages_pending", l, g.retired_pages_pending);
+  b.add("gpu_remapped_rows_uncorrected", l, g.remapped_rows_uncorrected);
+  b.add("gpu_remapped_rows_pending", l, g.remapped_rows_pending);
+  b.add("gpu_remapped_rows_failure", l, g.remapped_rows_failure);
+  b.add("gpu_pcie_gen_current", l, g.pcie_gen_current);
+  b.add("gpu_pcie_gen_max", l, g.pcie_gen_max);
+  b.add("gpu_pcie_width_current", l, g.pcie_width_current);
+  b.add("gpu_pcie_width_max", l, g.pcie_width_max);
+  b.add("gpu_pcie_replay_counter", l, g.pcie_replay_counter);
+  if (g.pcie_gen_current && g.pcie_width_current) {
+    const double per_lane = pcie_replays_per_lane_per_min(*g.pcie_gen_current);
+    // DCGM rounds the allowance up: ceil(per-lane rate × lanes).
+    if (per_lane > 0) {
+      b.add("gpu_pcie_replay_limit_per_min", l, std::ceil(per_lane * *g.pcie_width_current));
+    }
+  }
+}
+
+void add_host(Builder& b, const host::HostSnapshot& h, const host::HostRates* rates) {
+  const Labels none;
+  if (rates && rates->cpu.total) b.add("host_cpu_busy_pct", none, rates->cpu.total->busy);
+  if (h.memory && h.memory->total > 0) {
+    const double total = static_cast<double>(h.memory->total);
+    if (h.memory->available) {
+      b.add("host_memory_available_pct", none,
+            100.0 * static_cast<double>(*h.memory->available) / total);
+    }
+    if (h.memory->swap_total && h.memory->swap_free) {
+      const std::uint64_t used =
+          *h.memory->swap_total - std::min(*h.memory->swap_free, *h.memory->swap_total);
+      b.add("host_swap_used_bytes", none, static_cast<double>(used));
+      if (*h.memory->swap_total > 0) {
+        b.add("host_swap_used_pct", none,
+              100.0 * static_cast<double>(used) / static_cast<double>(*h.memory->swap_total));
+      }
+    }
+  }
+  for (const auto& fs : h.filesystems) {
+    if (auto pct = host::used_percent(fs))
+      b.add("host_disk_used_pct", {{"mount", fs.mount_point}}, *pct);
+  }
+  // Only a complete collection says how many D-state processes there are.
+  if (!h.timed_out) {
+    b.add("host_dstate_processes", none, static_cast<double>(h.dstate_processes.size()));
+  }
+  for (const auto& n : h.nics) {
+    const Labels l{{"nic", n.name}};
+    b.add("host_nic_errors_total", l, static_cast<double>(n.rx_errors + n.tx_errors));
+    b.add("host_nic_drops_total", l, static_cast<double>(n.rx_drops + n.tx_drops));
+  }
+  if (rates) {
+    for (const auto& r : rates->nics) {
+      if (!r.rx_util_percent && !r.tx_util_percent) continue;
+      const double util = std::max(r.rx_util_percent.value_or(0), r.tx_util_percent.value_or(0));
+      b.add("host_nic_util_pct", {{"nic", r.name}}, util);
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view scope_name(Scope s) {
+  return s == Scope::kGpu ? "gpu" : "host";
+}
+
+const std::vector<MetricInfo>& known_metrics() {
+  return kMetrics;
+}
+
+const MetricInfo* find_metric(std::string_view name) {
+  for (const auto& m : kMetrics) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+double pcie_replays_per_lane_per_min(unsigned gen) {
+  // DCGM health watch (PCIE): link speed in Gbps × 1e-12 BER × 60 s, per lane.
+  switch (gen) {
+    case 1:
+      return 0.15;
+    case 2:
+      return 0.3;
+    case 3:
+      return 0.48;
+    case 4:
+      return 0.96;
+    case 5:
+      return 1.92;
+    case 6:
+      return 3.84;
+    default:
+      return 0;
+  }
+}
+
+SampleView build_sample_view(const nvml::GpuSnapshot& gpus, const host::HostSnapshot& host,
+                             const host::HostRates* rates, TimeNs at) {
+  SampleView v;
+  v.at = at;
+  Builder b(v);
+  // An unusable NVML means zero usable GPUs, which is what an expected-count rule must see.
+  b.add("gpu_count", {}, gpus.available ? static_cast<double>(gpus.gpus.size()) : 0.0);
+  for (const auto& g : gpus.gpus) add_gpu(b, g);
+  add_host(b, host, rates);
+  return v;
+}
+
+std::string labels_key(const Labels& labels) {
+  std::string out;
+  for (const auto& [k, val] : labels) {
+    if (!out.empty()) out += ',';
+    out += k;
+    out += '=';
+    out += val;
+  }
+  return out;
+}
+
+}  // namespace cardiac::rules

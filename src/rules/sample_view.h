@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// A flat, rule-friendly view of one sample: named points with labels, built from GPU and host data.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "host/host.h"
+#include "nvml/gpu.h"
+
+namespace cardiac::rules {
+
+// Label name → value. Ordered so that a label set has one canonical spelling (the state key).
+using Labels = std::map<std::string, std::string>;
+
+// "gpu" points carry the labels gpu (index) and uuid; "host" points carry none, or mount / nic.
+enum class Scope { kGpu, kHost };
+std::string_view scope_name(Scope s);
+
+struct Point {
+  std::string metric;
+  Labels labels;
+  double value = 0;
+};
+
+struct SampleView {
+  TimeNs at = 0;  // when the sample was taken (the caller decides which clock)
+  std::vector<Point> points;
+};
+
+// What the engine knows about a metric name: rules naming anything else are rejected, because a
+// typo would otherwise look exactly like a reading that is absent today.
+struct MetricInfo {
+  std::string_view name;
+  Scope scope;
+  bool counter;  // only counters may be used by rate rules (resets are handled as counter resets)
+  std::string_view help;
+};
+
+const std::vector<MetricInfo>& known_metrics();
+const MetricInfo* find_metric(std::string_view name);
+
+// DCGM's expected PCIe replays per minute for one lane of generation `gen` (0 when unknown).
+double pcie_replays_per_lane_per_min(unsigned gen);
+
+// Flattens one sample. Absent readings produce no point; `rates` (CPU busy, NIC utilization) may be
+// null on the first sample. `at` stamps the view.
+SampleView build_sample_view(const nvml::GpuSnapshot& gpus, const host::HostSnapshot& host,
+                             const host::HostRates* rates, TimeNs at);
+
+// Canonical text of a label set, "gpu=0,uuid=GPU-1"; used as a key and in messages.
+std::string labels_key(const Labels& labels);
+
+}  // namespace cardiac::rules

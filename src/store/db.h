@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+// RAII wrapper over one SQLite connection: open with the store's pragmas, statements, transactions.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "core/result.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace cardiac::store {
+
+class Db;
+
+// A prepared statement. Binds are 1-based like SQLite's; a failed bind is remembered and
+// reported by the next step()/run(), so binds can be chained without checking each one.
+class Statement {
+ public:
+  Statement(Statement&& other) noexcept;
+  Statement& operator=(Statement&& other) noexcept;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement();
+
+  Statement& bind_null(int index);
+  Statement& bind_int64(int index, std::int64_t value);
+  Statement& bind_double(int index, double value);
+  Statement& bind_text(int index, std::string_view value);
+
+  // Binds by C++ type: integers (and bool) as INTEGER, floating point as REAL, strings as
+  // TEXT, std::nullopt or an empty optional as NULL. Unsigned 64-bit values above INT64_MAX
+  // wrap, as SQLite has no unsigned type.
+  template <class T>
+  Statement& bind(int index, const T& value);
+  // bind(1, a), bind(2, b), ...
+  template <class... A>
+  Statement& bind_all(const A&... values) {
+    int i = 1;
+    (bind(i++, values), ...);
+    return *this;
+  }
+
+  // Advances: true when a row is available, false when done.
+  [[nodiscard]] Result<bool> step();
+  // Steps to completion ignoring rows, then resets (binds are kept).
+  [[nodiscard]] Status run();
+  // Rewinds for another execution and clears the binds.
+  void reset();
+
+  [[nodiscard]] bool column_is_null(int col) const;
+  [[nodiscard]] std::int64_t column_int64(int col) const;
+  [[nodiscard]] double column_double(int col) const;
+  [[nodiscard]] std::string column_text(int col) const;
+  [[nodiscard]] std::optional<std::int64_t> column_opt_int64(int col) const;
+  [[nodiscard]] std::optional<double> column_opt_double(int col) const;
+
+ private:
+  friend class Db;
+  Statement(sqlite3_stmt* stmt, const Db* db) : stmt_(stmt), db_(db) {}
+  void note_bind(int rc, int index);
+
+  sqlite3_stmt* stmt_ = nullptr;
+  const Db* db_ = nullptr;  // for error messages (file name, SQL)
+  std::optional<Error> bind_error_;
+};
+
+struct OpenOptions {
+  // How long a writer waits for another connection's lock before failing with "busy".
+  int busy_timeout_ms = 5000;
+};
+
+// One connection. Move-only; statements and transactions refer to it, so it must outlive them
+// and must not be moved while they exist. Not thread-safe: use one connection per thread.
+class Db {
+ public:
+  // Opens or creates `path` with journal_mode=WAL, synchronous=NORMAL, foreign_keys=ON and a
+  // busy timeout. A missing or unwritable directory, or a file that is not a SQLite database,
+  // is an error whose context names the file.
+  [[nodiscard]] static Result<Db> open(const std::string& path, const OpenOptions& options = {});
+
+  Db(Db&&) noexcept = default;
+  Db& operator=(Db&&) noexcept = default;
+  ~Db();
+
+  // Runs one or more statements without results (DDL, pragmas).
+  [[nodiscard]] Status exec(std::string_view sql);
+  [[nodiscard]] Result<Statement> prepare(std::string_view sql) const;
+  // First column of the first row; nullopt when there is no row or the value is NULL.
+  [[nodiscard]] Result<std::optional<std::int64_t>> query_int64(std::string_view sql) const;
+  [[nodiscard]] Result<std::optional<std::string>> query_text(std::string_view sql) const;
+
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] sqlite3* handle() const { return db_.get(); }
+  [[nodiscard]] std::int64_t changes() const;
+
+  // Error for result code `rc`, with SQLite's message and "path: what" as context.
+  [[nodiscard]] Error error(int rc, std::string_view what) const;
+
+ private:
+  struct Closer {
+    void operator()(sqlite3* db) const;
+  };
+  Db(std::unique_ptr<sqlite3, Closer> db, std::string path)
+      : db_(std::move(db)), path_(std::move(path)) {}
+
+  std::unique_ptr<sqlite3, Closer> db_;
+  std::string path_;
+};
+
+// Write transaction guard: BEGIN IMMEDIATE on begin() (so lock contention shows up front, not
+// halfway through), ROLLBACK on destruction unless commit() succeeded.
+class Transaction {
+ public:
+  [[nodiscard]] static Result<Transaction> begin(Db& db);
+  Transaction(Transaction&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  Transaction& operator=(Transaction&&) = delete;
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  ~Transaction();
+
+  [[nodiscard]] Status commit();
+
+ private:
+  explicit Transaction(Db& db) : db_(&db) {}
+  Db* db_;  // null once committed or rolled back
+};
+
+namespace detail {
+template <class T>
+struct IsOptional : std::false_type {};
+template <class T>
+struct IsOptional<std::optional<T>> : std::true_type {};
+}  // namespace detail
+
+template <class T>
+Statement& Statement::bind(int index, const T& value) {
+  if constexpr (std::is_same_v<T, std::nullopt_t> || std::is_same_v<T, std::nullptr_t>) {
+    return bind_null(index);
+  } else if constexpr (detail::IsOptional<T>::value) {
+    return value ? bind(index, *value) : bind_null(index);
+  } else if constexpr (std::is_integral_v<T>) {
+    return bind_int64(index, static_cast<std::int64_t>(value));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return bind_double(index, static_cast<double>(value));
+  } else {
+    return bind_text(index, std::string_view(value));
+  }
+}
+
+}  // namespace cardiac::store

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+// History queries across raw samples and the rollup levels.
+#include "store/query.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "core/format.h"
+#include "store/retention.h"
+#include "store/schema.h"
+
+namespace cardiac::store {
+namespace {
+
+struct Acc {
+  double min = std::numeric_limits<double>::infinity();
+  double max = -std::numeric_limits<double>::infinity();
+  double sum = 0;
+  std::int64_t count = 0;
+};
+
+using Steps = std::map<TimeNs, Acc>;
+
+// Adds the rows of one level in [from, to) to `steps`. Columns: step start, min, max, sum,
+// count; parameters: ?1 step, ?2 metric, ?3 gpu, ?4 from, ?5 to.
+Status read_level(const Db& db, Resolution level, std::int64_t metric, std::optional<unsigned> gpu,
+                  DurationNs step, TimeNs from, TimeNs to, Steps& steps) {
+  if (from >= to) return {};
+  std::string sql;
+  std::optional<std::int64_t> stored_gpu;
+  if (level == Resolution::kRaw) {
+    sql =
+        "SELECT time_ns - (time_ns % ?1), min(value), max(value), sum(value), count(*) "
+        "FROM samples WHERE metric_id = ?2 AND gpu IS ?3 AND time_ns >= ?4 AND time_ns < ?5 "
+        "GROUP BY 1";
+    if (gpu) stored_gpu = *gpu;
+  } else {
+    sql = fmt::format(
+        "SELECT bucket_ns - (bucket_ns % ?1), min(min), max(max), sum(avg * count), sum(count) "
+        "FROM {} WHERE metric_id = ?2 AND gpu = ?3 AND bucket_ns >= ?4 AND bucket_ns < ?5 "
+        "GROUP BY 1",
+        level == Resolution::kMinute ? "rollup_1m" : "rollup_1h");
+    stored_gpu = gpu ? std::int64_t{*gpu} : kHostGpu;
+  }
+  auto st = db.prepare(sql);
+  if (!st) return fail(std::move(st).error());
+  st->bind_all(step, metric, stored_gpu, from, to);
+  for (;;) {
+    auto row = st->step();
+    if (!row) return fail(std::move(row).error());
+    if (!*row) break;
+    Acc& a = steps[st->column_int64(0)];
+    a.min = std::min(a.min, st->column_double(1));
+    a.max = std::max(a.max, st->column_double(2));
+    a.sum += st->column_double(3);
+    a.count += st->column_int64(4);
+  }
+  return {};
+}
+
+Result<TimeNs> covered_until(const Db& db, std::string_view level) {
+  auto done = rolled_up_until(db, level);
+  if (!done) return fail(std::move(done).error());
+  return done->value_or(std::numeric_limits<TimeNs>::min());
+}
+
+}  // namespace
+
+std::string_view resolution_name(Resolution r) {
+  switch (r) {
+    case Resolution::kRaw:
+      return "raw";
+    case Resolution::kMinute:
+      return "1m";
+    case Resolution::kHour:
+      return "1h";
+  }
+  return "raw";
+}
+
+Resolution choose_resolution(DurationNs step) {
+  if (step >= kHourNs) return Resolution::kHour;
+  if (step >= kMinuteNs) return Resolution::kMinute;
+  return Resolution::kRaw;
+}
+
+Result<History> history(const Db& db, const HistoryQuery& q) {
+  if (q.step <= 0) return fail(Error::invalid("history step must be positive", q.metric));
+  History out;
+  out.resolution = choose_resolution(q.step);
+  if (q.since >= q.until) return out;
+
+  auto id_st = db.prepare("SELECT id FROM metrics WHERE name = ?");
+  if (!id_st) return fail(std::move(id_st).error());
+  id_st->bind_all(q.metric);
+  auto found = id_st->step();
+  if (!found) return fail(std::move(found).error());
+  if (!*found) return out;
+  const std::int64_t metric = id_st->column_int64(0);
+
+  // Walk from the coarsest chosen level to raw: each level serves the range up to where it has
+  // been rolled up, the next finer level the rest.
+  Steps steps;
+  TimeNs from = q.since;
+  if (out.resolution == Resolution::kHour) {
+    auto until = covered_until(db, "1h");
+    if (!until) return fail(std::move(until).error());
+    const TimeNs to = std::clamp(*until, from, q.until);
+    CARDIAC_TRY(read_level(db, Resolution::kHour, metric, q.gpu, q.step, from, to, steps));
+    from = to;
+  }
+  if (out.resolution != Resolution::kRaw) {
+    auto until = covered_until(db, "1m");
+    if (!until) return fail(std::move(until).error());
+    const TimeNs to = std::clamp(*until, from, q.until);
+    CARDIAC_TRY(read_level(db, Resolution::kMinute, metric, q.gpu, q.step, from, to, steps));
+    from = to;
+  }
+  CARDIAC_TRY(read_level(db, Resolution::kRaw, metric, q.gpu, q.step, from, q.until, steps));
+
+  out.points.reserve(steps.size());
+  for (const auto& [t, a] : steps) {
+    out.points.push_back(
+        HistoryPoint{t, a.sum / static_cast<double>(a.count), a.min, a.max, a.count});
+  }
+  return out;
+}
+
+}  // namespace cardiac::store

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+// Roll-ups and pruning, done per series so every statement is an index range.
+#include "store/retention.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "core/format.h"
+#include "store/schema.h"
+
+namespace cardiac::store {
+namespace {
+
+constexpr TimeNs kBeginning = std::numeric_limits<TimeNs>::min();
+
+Status set_rolled_up_until(Db& db, std::string_view level, TimeNs t) {
+  auto st = db.prepare(
+      "INSERT INTO rollup_state(level, done_until_ns) VALUES (?1, ?2) "
+      "ON CONFLICT(level) DO UPDATE SET done_until_ns = max(done_until_ns, "
+      "excluded.done_until_ns)");
+  if (!st) return fail(std::move(st).error());
+  return st->bind_all(level, t).run();
+}
+
+// Where a level's next run starts: a little before the previous end, on a bucket boundary.
+Result<TimeNs> start_of(const Db& db, std::string_view level, DurationNs bucket) {
+  auto done = rolled_up_until(db, level);
+  if (!done) return fail(std::move(done).error());
+  if (!*done) return kBeginning;
+  return floor_to(**done - kRollupLateness, bucket);
+}
+
+Result<std::int64_t> roll_level(Db& db, std::string_view source, std::string_view sql,
+                                DurationNs bucket, TimeNs start, TimeNs end) {
+  std::int64_t written = 0;
+  if (start >= end) return written;
+  auto series = list_series(db, source);
+  if (!series) return fail(std::move(series).error());
+  auto st = db.prepare(sql);
+  if (!st) return fail(std::move(st).error());
+  for (const auto& s : *series) {
+    st->bind_all(bucket, s.gpu.value_or(kHostGpu), s.metric_id, s.gpu, start, end);
+    CARDIAC_TRY(st->run());
+    written += db.changes();
+    st->reset();
+  }
+  return written;
+}
+
+Result<std::int64_t> prune_table(Db& db, std::string_view table, std::string_view time_col,
+                                 TimeNs before) {
+  std::int64_t deleted = 0;
+  if (before == kBeginning) return deleted;
+  auto series = list_series(db, table);
+  if (!series) return fail(std::move(series).error());
+  auto st = db.prepare(fmt::format("DELETE FROM {} WHERE metric_id = ?1 AND gpu IS ?2 AND {} < ?3",
+                                   table, time_col));
+  if (!st) return fail(std::move(st).error());
+  for (const auto& s : *series) {
+    CARDIAC_TRY(st->bind_all(s.metric_id, s.gpu, before).run());
+    deleted += db.changes();
+    st->reset();
+  }
+  return deleted;
+}
+
+}  // namespace
+
+Result<std::vector<Series>> list_series(const Db& db, std::string_view table) {
+  auto metrics = db.prepare("SELECT id FROM metrics ORDER BY id");
+  if (!metrics) return fail(std::move(metrics).error());
+  auto host = db.prepare(
+      fmt::format("SELECT 1 FROM {} WHERE metric_id = ? AND gpu IS NULL LIMIT 1", table));
+  if (!host) return fail(std::move(host).error());
+  // A skip scan by hand: each query jumps to the next GPU number of the metric in the index.
+  auto next = db.prepare(fmt::format(
+      "SELECT gpu FROM {} WHERE metric_id = ? AND gpu > ? ORDER BY gpu LIMIT 1", table));
+  if (!next) return fail(std::move(next).error());
+
+  std::vector<Series> out;
+  for (;;) {
+    auto row = metrics->step();
+    if (!row) return fail(std::move(row).error());
+    if (!*row) break;
+    const std::int64_t id = metrics->column_int64(0);
+    host->bind_all(id);
+    auto has_host = host->step();
+    if (!has_host) return fail(std::move(has_host).error());
+    if (*has_host) out.push_back(Series{id, std::nullopt});
+    host->reset();
+    std::int64_t after = std::numeric_limits<std::int64_t>::min();
+    for (;;) {
+      next->bind_all(id, after);
+      auto got = next->step();
+      if (!got) return fail(std::move(got).error());
+      if (!*got) {
+        next->reset();
+        break;
+      }
+      after = next->column_int64(0);
+      next->reset();
+      out.push_back(Series{id, after});
+    }
+  }
+  return out;
+}
+
+Result<std::optional<TimeNs>> rolled_up_until(const Db& db, std::string_view level) {
+  auto st = db.prepare("SELECT done_until_ns FROM rollup_state WHERE level = ?");
+  if (!st) return fail(std::move(st).error());
+  st->bind_all(level);
+  auto row = st->step();
+  if (!row) return fail(std::move(row).error());
+  if (!*row) return std::optional<TimeNs>{};
+  return std::optional<TimeNs>(st->column_int64(0));
+}
+
+Result<RollupStats> roll_up(Db& db, TimeNs now) {
+  auto tx = Transaction::begin(db);
+  if (!tx) return fail(std::move(tx).error());
+  RollupStats stats;
+
+  // Parameters: ?1 bucket, ?2 stored gpu, ?3 metric, ?4 gpu to match, ?5 start, ?6 end.
+  const TimeNs minute_end = floor_to(now, kMinuteNs);
+  auto minute_start = start_of(db, "1m", kMinuteNs);
+  if (!minute_start) return fail(std::move(minute_start).error());
+  auto minutes = roll_level(
+      db, "samples",
+      "INSERT OR REPLACE INTO rollup_1m(bucket_ns, gpu, metric_id, min, avg, max, count) "
+      "SELECT time_ns - (time_ns % ?1), ?2, ?3, min(value), avg(value), max(value), count(*) "
+      "FROM samples WHERE metric_id = ?3 AND gpu IS ?4 AND time_ns >= ?5 AND time_ns < ?6 "
+      "GROUP BY 1",
+      kMinuteNs, *minute_start, minute_end);
+  if (!minutes) return fail(std::move(minutes).error());
+  stats.minute_buckets = *minutes;
+  CARDIAC_TRY(set_rolled_up_until(db, "1m", minute_end));
+
+  // An hour is complete once the minute level has passed its end, which minute_end >= hour_end
+  // guarantees.
+  const TimeNs hour_end = floor_to(now, kHourNs);
+  auto hour_start = start_of(db, "1h", kHourNs);
+  if (!hour_start) return fail(std::move(hour_start).error());
+  auto hours = roll_level(
+      db, "rollup_1m",
+      "INSERT OR REPLACE INTO rollup_1h(bucket_ns, gpu, metric_id, min, avg, max, count) "
+      "SELECT bucket_ns - (bucket_ns % ?1), ?2, ?3, min(min), sum(avg * count) / sum(count), "
+      "max(max), sum(count) FROM rollup_1m "
+      "WHERE metric_id = ?3 AND gpu IS ?4 AND bucket_ns >= ?5 AND bucket_ns < ?6 GROUP BY 1",
+      kHourNs, *hour_start, hour_end);
+  if (!hours) return fail(std::move(hours).error());
+  stats.hour_buckets = *hours;
+  CARDIAC_TRY(set_rolled_up_until(db, "1h", hour_end));
+
+  CARDIAC_TRY(tx->commit());
+  return stats;
+}
+
+Result<PruneStats> prune(Db& db, TimeNs now, const RetentionPolicy& policy) {
+  auto minute_done = rolled_up_until(db, "1m");
+  if (!minute_done) return fail(std::move(minute_done).error());
+  auto hour_done = rolled_up_until(db, "1h");
+  if (!hour_done) return fail(std::move(hour_done).error());
+
+  auto tx = Transaction::begin(db);
+  if (!tx) return fail(std::move(tx).error());
+  PruneStats stats;
+  auto raw = prune_table(db, "samples", "time_ns",
+                         std::min(now - policy.raw_keep, minute_done->value_or(kBeginning)));
+  if (!raw) return fail(std::move(raw).error());
+  stats.raw = *raw;
+  auto minute = prune_table(db, "rollup_1m", "bucket_ns",
+                            std::min(now - policy.minute_keep, hour_done->value_or(kBeginning)));
+  if (!minute) return fail(std::move(minute).error());
+  stats.minute = *minute;
+  auto hour = prune_table(db, "rollup_1h", "bucket_ns", now - policy.hour_keep);
+  if (!hour) return fail(std::move(hour).error());
+  stats.hour = *hour;
+  CARDIAC_TRY(tx->commit());
+  return stats;
+}
+
+}  // namespace cardiac::store

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+// The list of migrations and the code that applies them.
+#include "store/schema.h"
+
+#include <array>
+#include <string_view>
+
+#include "core/format.h"
+
+namespace cardiac::store {
+namespace {
+
+// Append only: a released migration never changes, a schema change is a new entry.
+constexpr std::array<std::string_view, 1> kMigrations = {
+    // 1: the initial layout. Samples are "long" (one row per metric value) so a new metric is
+    // a row in `metrics`, not a migration.
+    R"sql(
+CREATE TABLE metrics (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE
+);
+CREATE TABLE samples (
+  time_ns INTEGER NOT NULL,
+  gpu INTEGER,
+  metric_id INTEGER NOT NULL REFERENCES metrics(id),
+  value REAL NOT NULL
+);
+CREATE INDEX samples_by_series ON samples(metric_id, gpu, time_ns);
+CREATE TABLE rollup_1m (
+  bucket_ns INTEGER NOT NULL,
+  gpu INTEGER NOT NULL,
+  metric_id INTEGER NOT NULL REFERENCES metrics(id),
+  min REAL NOT NULL,
+  avg REAL NOT NULL,
+  max REAL NOT NULL,
+  count INTEGER NOT NULL,
+  PRIMARY KEY (metric_id, gpu, bucket_ns)
+) WITHOUT ROWID;
+CREATE TABLE rollup_1h (
+  bucket_ns INTEGER NOT NULL,
+  gpu INTEGER NOT NULL,
+  metric_id INTEGER NOT NULL REFERENCES metrics(id),
+  min REAL NOT NULL,
+  avg REAL NOT NULL,
+  max REAL NOT NULL,
+  count INTEGER NOT NULL,
+  PRIMARY KEY (metric_id, gpu, bucket_ns)
+) WITHOUT ROWID;
+CREATE TABLE rollup_state (
+  level TEXT PRIMARY KEY,
+  done_until_ns INTEGER NOT NULL
+);
+CREATE TABLE events (
+  id INTEGER PRIMARY KEY,
+  time_ns INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  gpu INTEGER,
+  pci_bus_id TEXT NOT NULL DEFAULT '',
+  xid INTEGER,
+  message TEXT NOT NULL DEFAULT '',
+  source TEXT NOT NULL DEFAULT '',
+  dedup_key TEXT NOT NULL UNIQUE
+);
+CREATE INDEX events_by_time ON events(time_ns);
+CREATE TABLE alerts (
+  id INTEGER PRIMARY KEY,
+  rule TEXT NOT NULL,
+  labels_json TEXT NOT NULL DEFAULT '{}',
+  state TEXT NOT NULL,
+  severity TEXT NOT NULL,
+  started_ns INTEGER NOT NULL,
+  resolved_ns INTEGER,
+  last_value REAL,
+  description TEXT NOT NULL DEFAULT '',
+  acked_by TEXT,
+  acked_ns INTEGER
+);
+CREATE INDEX alerts_by_state ON alerts(state, started_ns);
+CREATE TABLE alert_history (
+  alert_id INTEGER NOT NULL REFERENCES alerts(id) ON DELETE CASCADE,
+  time_ns INTEGER NOT NULL,
+  from_state TEXT NOT NULL,
+  to_state TEXT NOT NULL,
+  value REAL
+);
+CREATE INDEX alert_history_by_alert ON alert_history(alert_id, time_ns);
+)sql",
+};
+
+}  // namespace
+
+int latest_schema_version() {
+  return static_cast<int>(kMigrations.size());
+}
+
+Result<int> schema_version(const Db& db) {
+  auto exists = db.query_int64(
+      "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_version'");
+  if (!exists) return fail(std::move(exists).error());
+  if (exists->value_or(0) == 0) return 0;
+  auto v = db.query_int64("SELECT max(version) FROM schema_version");
+  if (!v) return fail(std::move(v).error());
+  return static_cast<int>(v->value_or(0));
+}
+
+Status migrate(Db& db) {
+  CARDIAC_TRY(
+      db.exec("CREATE TABLE IF NOT EXISTS schema_version ("
+              "version INTEGER PRIMARY KEY, applied_ns INTEGER NOT NULL DEFAULT 0)"));
+  auto current = schema_version(db);
+  if (!current) return fail(std::move(current).error());
+  const int latest = latest_schema_version();
+  if (*current > latest) {
+    return fail(Error::unsupported(
+        fmt::format("schema version {} is newer than this cardiac understands ({}); upgrade "
+                    "cardiac or point it at another state directory",
+                    *current, latest),
+        fmt::format("database {}", db.path())));
+  }
+  for (int v = *current + 1; v <= latest; ++v) {
+    auto tx = Transaction::begin(db);
+    if (!tx) return fail(std::move(tx).error());
+    // Another process may have migrated between our read and taking the write lock.
+    auto now_at = schema_version(db);
+    if (!now_at) return fail(std::move(now_at).error());
+    if (*now_at >= v) continue;
+    auto applied = db.exec(kMigrations[static_cast<std::size_t>(v - 1)]);
+    if (!applied) return fail(applied.error().with_context(fmt::format("migration {}", v)));
+    auto st = db.prepare(
+        "INSERT INTO schema_version(version, applied_ns) "
+        "VALUES (?, CAST((julianday('now') - 2440587.5) * 86400000000000 AS INTEGER))");
+    if (!st) return fail(std::move(st).error());
+    CARDIAC_TRY(st->bind_all(v).run());
+    CARDIAC_TRY(tx->commit());
+  }
+  return {};
+}
+
+Result<Db> open_store(const std::string& path, const OpenOptions& options) {
+  auto db = Db::open(path, options);
+  if (!db) return fail(std::move(db).error());
+  CARDIAC_TRY(migrate(*db));
+  return db;
+}
+
+}  // namespace cardiac::store

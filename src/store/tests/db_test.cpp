@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests for the SQLite wrapper: pragmas, binds, transactions and open errors.
+#include "store/db.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+
+#include "store/tests/test_db.h"
+
+namespace cardiac::store {
+namespace {
+
+using testing::TempDir;
+
+TEST(StoreDb, OpensWithWalAndPragmas) {
+  TempDir dir;
+  auto db = Db::open(dir.file("a.db"));
+  ASSERT_TRUE(db) << db.error().what();
+  EXPECT_EQ(db->query_text("PRAGMA journal_mode").value(), "wal");
+  EXPECT_EQ(db->query_int64("PRAGMA synchronous").value(), 1);  // NORMAL
+  EXPECT_EQ(db->query_int64("PRAGMA foreign_keys").value(), 1);
+  EXPECT_EQ(db->query_int64("PRAGMA busy_timeout").value(), 5000);
+}
+
+TEST(StoreDb, TypedBindsRoundTrip) {
+  TempDir dir;
+  auto db = Db::open(dir.file("a.db"));
+  ASSERT_TRUE(db);
+  ASSERT_TRUE(db->exec("CREATE TABLE t (i INTEGER, d REAL, s TEXT, n INTEGER)"));
+  auto ins = db->prepare("INSERT INTO t VALUES (?, ?, ?, ?)");
+  ASSERT_TRUE(ins);
+  std::optional<int> none;
+  ASSERT_TRUE(ins->bind_all(std::int64_t{-5}, 2.5, std::string("x'y"), none).run());
+  auto sel = db->prepare("SELECT i, d, s, n FROM t");
+  ASSERT_TRUE(sel);
+  ASSERT_TRUE(sel->step().value());
+  EXPECT_EQ(sel->column_int64(0), -5);
+  EXPECT_DOUBLE_EQ(sel->column_double(1), 2.5);
+  EXPECT_EQ(sel->column_text(2), "x'y");
+  EXPECT_FALSE(sel->column_opt_int64(3));
+  EXPECT_FALSE(sel->step().value());
+}
+
+TEST(StoreDb, BindOutOfRangeIsReportedByStep) {
+  TempDir dir;
+  auto db = Db::open(dir.file("a.db"));
+  ASSERT_TRUE(db);
+  auto st = db->prepare("SELECT ?");
+  ASSERT_TRUE(st);
+  auto r = st->bind_all(1, 2).step();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().what().find("bind #2"), std::string::npos) << r.error().what();
+}
+
+TEST(StoreDb, SqlErrorNamesFileAndStatement) {
+  TempDir dir;
+  auto db = Db::open(dir.file("a.db"));
+  ASSERT_TRUE(db);
+  auto st = db->prepare("SELECT * FROM nowhere");
+  ASSERT_FALSE(st);
+  const std::string what = st.error().what();
+  EXPECT_NE(what.find(dir.file("a.db")), std::string::npos) << what;
+  EXPECT_NE(what.find("SELECT * FROM nowhere"), std::string::npos) << what;
+  EXPECT_NE(what.find("no such table"), std::string::npos) << what;
+}
+
+TEST(StoreDb, TransactionRollsBackUnlessCommitted) {
+  TempDir dir;
+  auto db = Db::open(dir.file("a.db"));
+  ASSERT_TRUE(db);
+  ASSERT_TRUE(db->exec("CREATE TABLE t (i INTEGER)"));
+  {
+    auto tx = Transaction::begin(*db);
+    ASSERT_TRUE(tx);
+    ASSERT_TRUE(db->exec("INSERT INTO t VALUES (1)"));
+  }
+  EXPECT_EQ(testing::scalar(*db, "SELECT count(*) FROM t"), 0);
+  {
+    auto tx = Transaction::begin(*db);
+    ASSERT_TRUE(tx);
+    ASSERT_TRUE(db->exec("INSERT INTO t VALUES (1)"));
+    ASSERT_TRUE(tx->commit());
+  }
+  EXPECT_EQ(testing::scalar(*db, "SELECT count(*) FROM t"), 1);
+}
+
+TEST(StoreDb, MissingDirectoryErrorNamesFile) {
+  TempDir dir;
+  const std::string path = dir.file("no/such/dir/cardiac.db");
+  auto db = Db::open(path);
+  ASSERT_FALSE(db);
+  EXPECT_NE(db.error().what().find(path), std::string::npos) << db.error().what();
+}
+
+TEST(StoreDb, ParentIsAFileErrorNamesFile) {
+  TempDir dir;
+  std::ofstream(dir.file("plain")) << "x";
+  const std::string path = dir.file("plain/cardiac.db");
+  auto db = Db::open(path);
+  ASSERT_FALSE(db);
+  EXPECT_NE(db.error().what().find(path), std::string::npos) << db.error().what();
+}
+
+TEST(StoreDb, CorruptFileErrorNamesFile) {
+  TempDir dir;
+  const std::string path = dir.file("corrupt.db");
+  {
+    std::ofstream out(path, std::ios::binary);
+    std::mt19937 rng(42);
+    for (int i = 0; i < 8192; ++i) out.put(static_cast<char>(rng() & 0xff));
+  }
+  auto db = Db::open(path);
+  ASSERT_FALSE(db);
+  const std::string what = db.error().what();
+  EXPECT_EQ(db.error().code, ErrorCode::kParse);
+  EXPECT_NE(what.find(path), std::string::npos) << what;
+  EXPECT_NE(what.find("not a database"), std::string::npos) << what;
+}
+
+}  // namespace
+}  // namespace cardiac::store

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests for history queries and the resolution rule.
+#include "store/query.h"
+
+#include <gtest/gtest.h>
+
+#include "store/retention.h"
+#include "store/tests/test_db.h"
+#include "store/writer.h"
+
+namespace cardiac::store {
+namespace {
+
+constexpr TimeNs kHour0 = 1'700'002'800LL * kNsPerSec;
+
+// Two hours of 1 s GPU 2 temperatures: value = minute index within the two hours.
+void write_two_hours(Db& db) {
+  SampleWriter w(db);
+  for (int s = 0; s < 7200; ++s) {
+    ASSERT_TRUE(w.append("gpu_temperature", 2u, kHour0 + s * kNsPerSec, s / 60));
+  }
+  ASSERT_TRUE(w.flush());
+}
+
+TEST(StoreQuery, ResolutionRule) {
+  EXPECT_EQ(choose_resolution(kNsPerSec), Resolution::kRaw);
+  EXPECT_EQ(choose_resolution(59 * kNsPerSec), Resolution::kRaw);
+  EXPECT_EQ(choose_resolution(kMinuteNs), Resolution::kMinute);
+  EXPECT_EQ(choose_resolution(30 * kMinuteNs), Resolution::kMinute);
+  EXPECT_EQ(choose_resolution(kHourNs), Resolution::kHour);
+  EXPECT_EQ(choose_resolution(kDayNs), Resolution::kHour);
+}
+
+TEST(StoreQuery, PicksLevelByStepAndAggregates) {
+  testing::TempDir dir;
+  Db db = testing::open_test_store(dir);
+  write_two_hours(db);
+  ASSERT_TRUE(roll_up(db, kHour0 + 2 * kHourNs));
+  // Remove the raw rows of the first hour: a minute or hour query that still finds them
+  // would have read the wrong level.
+  ASSERT_TRUE(db.exec("DELETE FROM samples WHERE time_ns < " + std::to_string(kHour0 + kHourNs)));
+
+  auto raw = history(db, {"gpu_temperature", 2u, kHour0, kHour0 + 2 * kHourNs, 10 * kNsPerSec});
+  ASSERT_TRUE(raw) << raw.error().what();
+  EXPECT_EQ(raw->resolution, Resolution::kRaw);
+  EXPECT_EQ(raw->points.size(), 360u);  // only the second hour is raw now
+
+  auto minutes = history(db, {"gpu_temperature", 2u, kHour0, kHour0 + 2 * kHourNs, 5 * kMinuteNs});
+  ASSERT_TRUE(minutes);
+  EXPECT_EQ(minutes->resolution, Resolution::kMinute);
+  ASSERT_EQ(minutes->points.size(), 24u);
+  EXPECT_EQ(minutes->points[0].time, kHour0);
+  EXPECT_DOUBLE_EQ(minutes->points[0].avg, 2);  // minutes 0..4
+  EXPECT_DOUBLE_EQ(minutes->points[0].min, 0);
+  EXPECT_DOUBLE_EQ(minutes->points[0].max, 4);
+  EXPECT_EQ(minutes->points[0].count, 300);
+
+  auto hours = history(db, {"gpu_temperature", 2u, kHour0, kHour0 + 2 * kHourNs, kHourNs});
+  ASSERT_TRUE(hours);
+  EXPECT_EQ(hours->resolution, Resolution::kHour);
+  ASSERT_EQ(hours->points.size(), 2u);
+  EXPECT_DOUBLE_EQ(hours->points[0].avg, 29.5);
+  EXPECT_DOUBLE_EQ(hours->points[1].max, 119);
+  EXPECT_EQ(hours->points[1].count, 3600);
+}
+
+TEST(StoreQuery, NotYetRolledUpRangeComesFromRaw) {
+  testing::TempDir dir;
+  Db db = testing::open_test_store(dir);
+  write_two_hours(db);
+  ASSERT_TRUE(roll_up(db, kHour0 + kHourNs + 30 * kMinuteNs));  // hour 1 not complete
+  auto hours = history(db, {"gpu_temperature", 2u, kHour0, kHour0 + 2 * kHourNs, kHourNs});
+  ASSERT_TRUE(hours);
+  ASSERT_EQ(hours->points.size(), 2u);
+  EXPECT_EQ(hours->points[1].count, 3600);  // 30 min from rollup_1m + 30 min raw
+  EXPECT_DOUBLE_EQ(hours->points[1].avg, 89.5);
+}
+
+TEST(StoreQuery, UnknownMetricIsEmptyAndBadStepIsAnError) {
+  testing::TempDir dir;
+  Db db = testing::open_test_store(dir);
+  auto none = history(db, {"nope", std::nullopt, 0, kHour0, kNsPerSec});
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->points.empty());
+  EXPECT_FALSE(history(db, {"nope", std::nullopt, 0, kHour0, 0}));
+}
+
+}  // namespace
+}  // namespace cardiac::store

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// Test helpers for the store tests.
+#include "store/tests/test_db.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "store/schema.h"
+
+namespace cardiac::store::testing {
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base != nullptr ? base : "/tmp") + "/cardiac-store-XXXXXX";
+  if (mkdtemp(tmpl.data()) == nullptr) std::abort();
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+Db open_test_store(const TempDir& dir, const std::string& name) {
+  auto db = open_store(dir.file(name));
+  if (!db) {
+    ADD_FAILURE() << db.error().what();
+    std::abort();
+  }
+  return std::move(*db);
+}
+
+nvml::GpuReading healthy_gpu(unsigned index) {
+  nvml::GpuReading g;
+  g.index = index;
+  g.name = "NVIDIA H100 80GB HBM3";
+  g.uuid = "GPU-0000000" + std::to_string(index);
+  g.pci_bus_id = "0000:" + std::to_string(10 + index) + ":00.0";
+  g.pci_device_id = 0x233010de;
+  g.minor_number = index;
+  g.persistence_mode = true;
+  g.mig_mode = false;
+  g.utilization_gpu = 97;
+  g.utilization_memory = 61;
+  g.memory_total = 85'520'809'984ULL;
+  g.memory_used = 70'000'000'000ULL;
+  g.memory_free = 15'520'809'984ULL;
+  g.temperature = 60 + index;
+  g.temperature_slowdown = 87;
+  g.temperature_shutdown = 92;
+  g.power_usage_mw = 650'000;
+  g.power_limit_mw = 700'000;
+  g.energy_mj = 123'456'789'000ULL;
+  g.clock_sm_mhz = 1980;
+  g.clock_mem_mhz = 2619;
+  g.clock_event_reasons = 0;
+  g.pstate = 0;
+  g.ecc_enabled = true;
+  g.ecc_volatile_corrected = 0;
+  g.ecc_volatile_uncorrected = 0;
+  g.remapped_rows_corrected = 0;
+  g.remapped_rows_uncorrected = 0;
+  g.remapped_rows_pending = false;
+  g.remapped_rows_failure = false;
+  g.pcie_gen_current = 5;
+  g.pcie_width_current = 16;
+  g.pcie_replay_counter = 0;
+  return g;
+}
+
+std::int64_t scalar(const Db& db, const std::string& sql) {
+  auto v = db.query_int64(sql);
+  if (!v) {
+    ADD_FAILURE() << v.error().what();
+    return -1;
+  }
+  return v->value_or(-1);
+}
+
+}  // namespace cardiac::store::testing

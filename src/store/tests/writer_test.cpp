@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests for SampleWriter: rows per snapshot, batching, durability and visibility.
+#include "store/writer.h"
+
+#include <gtest/gtest.h>
+
+#include "store/schema.h"
+#include "store/tests/test_db.h"
+
+namespace cardiac::store {
+namespace {
+
+using testing::scalar;
+using testing::TempDir;
+
+constexpr TimeNs kT0 = 1'700'000'000LL * kNsPerSec;
+constexpr int kPresentFieldsPerGpu = 29;  // fields set by testing::healthy_gpu()
+
+nvml::GpuSnapshot eight_gpus() {
+  nvml::GpuSnapshot s;
+  s.available = true;
+  for (unsigned i = 0; i < 8; ++i) s.gpus.push_back(testing::healthy_gpu(i));
+  return s;
+}
+
+host::HostSnapshot host_at(std::uint64_t busy_ticks, std::uint64_t idle_ticks) {
+  host::HostSnapshot h;
+  host::CpuStat cpu;
+  cpu.total.user = busy_ticks;
+  cpu.total.idle = idle_ticks;
+  cpu.total.iowait = 10;
+  cpu.total.columns = 8;
+  h.cpu = cpu;
+  host::MemInfo m;
+  m.total = 1000;
+  m.available = 600;
+  m.swap_total = 100;
+  m.swap_free = 40;
+  h.memory = m;
+  h.load = host::LoadAvg{2.5, 1, 0.5, 3, 100};
+  return h;
+}
+
+double value_of(const Db& db, const std::string& metric, std::optional<unsigned> gpu) {
+  auto st = db.prepare(
+      "SELECT value FROM samples JOIN metrics ON metrics.id = metric_id "
+      "WHERE name = ? AND gpu IS ?");
+  EXPECT_TRUE(st);
+  st->bind_all(metric, gpu);
+  auto row = st->step();
+  EXPECT_TRUE(row && *row) << metric;
+  return st->column_double(0);
+}
+
+TEST(StoreWriter, EightGpuSnapshotRoundTrip) {
+  TempDir dir;
+  Db db = testing::open_test_store(dir);
+  SampleWriter w(db);
+  ASSERT_TRUE(w.add(eight_gpus(), host_at(100, 900), kT0));
+  EXPECT_EQ(w.pending(), std::size_t{8 * kPresentFieldsPerGpu + 3});  // no CPU % on first add
+  ASSERT_TRUE(w.flush());
+  EXPECT_EQ(w.pending(), 0u);
+
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples WHERE gpu IS NOT NULL"),
+            8 * kPresentFieldsPerGpu);
+  EXPECT_EQ(scalar(db, "SELECT count(DISTINCT gpu) FROM samples"), 8);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples WHERE gpu = 5"), kPresentFieldsPerGpu);
+  EXPECT_DOUBLE_EQ(value_of(db, "gpu_temperature", 3u), 63);
+  EXPECT_DOUBLE_EQ(value_of(db, "gpu_mig_mode", 0u), 0);  // false is a value, not absent
+  EXPECT_DOUBLE_EQ(value_of(db, "gpu_memory_total", 7u), 85'520'809'984.0);
+  // Absent fields leave no row, not a zero.
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM metrics WHERE name = 'gpu_fan_speed'"), 0);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM metrics WHERE name = 'gpu_retired_pages_sbe'"), 0);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples WHERE time_ns != " + std::to_string(kT0)), 0);
+  EXPECT_DOUBLE_EQ(value_of(db, std::string(kHostMemAvailable), std::nullopt), 600);
+  EXPECT_DOUBLE_EQ(value_of(db, std::string(kHostSwapUsed), std::nullopt), 60);
+  EXPECT_DOUBLE_EQ(value_of(db, std::string(kHostLoad1), std::nullopt), 2.5);
+}
+
+TEST(StoreWriter, CpuPercentFromSecondHostSnapshot) {
+  TempDir dir;
+  Db db = testing::open_test_store(dir);
+  SampleWriter w(db);
+  ASSERT_TRUE(w.add_host(host_at(100, 900), kT0));
+  ASSERT_TRUE(w.add_host(host_at(175, 925), kT0 + kNsPerSec));  // 75 busy of 100 ticks
+  ASSERT_TRUE(w.flush());
+  EXPECT_DOUBLE_EQ(value_of(db, std::string(kHostCpuBusy), std::nullopt), 75);
+  EXPECT_DOUBLE_EQ(value_of(db, std::string(kHostCpuIowait), std::nullopt), 0);
+}
+
+TEST(StoreWriter, UnavailableSnapshotWritesNoGpuRows) {
+  TempDir dir;
+  Db db = testing::open_test_store(dir);
+  SampleWriter w(db);
+  nvml::GpuSnapshot s;
+  s.available = false;
+  ASSERT_TRUE(w.add_gpus(s, kT0));
+  EXPECT_EQ(w.pending(), 0u);
+}
+
+TEST(StoreWriter, BatchIsWrittenOnlyOnFlush) {
+  TempDir dir;
+  Db db = testing::open_test_store(dir);
+  SampleWriter w(db, 1000);
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(w.append("m", 0u, kT0 + i, i));
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples"), 0);
+  ASSERT_TRUE(w.flush());
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples"), 10);
+  ASSERT_TRUE(w.flush());  // nothing pending: no-op
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples"), 10);
+}
+
+TEST(StoreWriter, FullBatchFlushesItself) {
+  TempDir dir;
+  Db db = testing::open_test_store(dir);
+  SampleWriter w(db, 4);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(w.append("m", 0u, kT0 + i, i));
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples"), 0);
+  ASSERT_TRUE(w.append("m", 0u, kT0 + 3, 3));
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples"), 4);
+  EXPECT_EQ(w.pending(), 0u);
+}
+
+TEST(StoreWriter, SecondConnectionSeesCommittedRowsOnly) {
+  TempDir dir;
+  Db db = testing::open_test_store(dir);
+  SampleWriter w(db);
+  ASSERT_TRUE(w.add_gpus(eight_gpus(), kT0));
+  ASSERT_TRUE(w.flush());
+  ASSERT_TRUE(w.add_gpus(eight_gpus(), kT0 + kNsPerSec));  // pending, never flushed
+
+  // As if the agent had died here: a new connection (another process) reads the file.
+  auto reader = open_store(dir.file("cardiac.db"));
+  ASSERT_TRUE(reader) << reader.error().what();
+  EXPECT_EQ(scalar(*reader, "SELECT count(*) FROM samples"), 8 * kPresentFieldsPerGpu);
+  EXPECT_EQ(scalar(*reader, "SELECT count(*) FROM samples WHERE time_ns > " + std::to_string(kT0)),
+            0);
+  auto ok = reader->query_text("PRAGMA integrity_check");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->value_or(""), "ok");
+}
+
+TEST(StoreWriter, TenThousandRowsInOneFlush) {
+  TempDir dir;
+  Db db = testing::open_test_store(dir);
+  SampleWriter w(db, 20'000);
+  double sum = 0;
+  for (int i = 0; i < 10'000; ++i) {
+    ASSERT_TRUE(w.append(i % 2 == 0 ? "a" : "b", static_cast<unsigned>(i % 8), kT0 + i, i));
+    sum += i;
+  }
+  ASSERT_TRUE(w.flush());
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples"), 10'000);
+  EXPECT_EQ(scalar(db, "SELECT CAST(sum(value) AS INTEGER) FROM samples"),
+            static_cast<std::int64_t>(sum));
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM metrics"), 2);
+  EXPECT_EQ(db.query_text("PRAGMA integrity_check").value().value_or(""), "ok");
+}
+
+}  // namespace
+}  // namespace cardiac::store

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// Turns GPU and host snapshots into sample rows and writes them in batched transactions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/result.h"
+#include "host/host.h"
+#include "nvml/gpu.h"
+#include "store/db.h"
+
+namespace cardiac::store {
+
+// One pending row of `samples`.
+struct SampleRow {
+  TimeNs time_ns = 0;
+  std::optional<unsigned> gpu;  // nullopt = host
+  std::int64_t metric_id = 0;
+  double value = 0;
+};
+
+// Names of the rows the writer produces: "gpu_<field>" for every field of gpu_fields.def, plus
+// these host metrics (gpu NULL).
+inline constexpr std::string_view kHostCpuBusy = "host_cpu_busy_percent";
+inline constexpr std::string_view kHostCpuIowait = "host_cpu_iowait_percent";
+inline constexpr std::string_view kHostMemAvailable = "host_memory_available_bytes";
+inline constexpr std::string_view kHostSwapUsed = "host_swap_used_bytes";
+inline constexpr std::string_view kHostLoad1 = "host_load1";
+
+// Batches rows in memory and writes them with one prepared INSERT inside one transaction per
+// flush. Rows of a failed flush stay in the batch for the next try. The Db must outlive the
+// writer. Not thread-safe (one writer thread owns it).
+class SampleWriter {
+ public:
+  // `max_batch`: adding past this many pending rows flushes automatically.
+  explicit SampleWriter(Db& db, std::size_t max_batch = 8192);
+
+  // Appends one row per present GPU field and the host metrics, all stamped `at`. CPU
+  // percentages need two host snapshots, so the first add() writes none. May flush.
+  [[nodiscard]] Status add(const nvml::GpuSnapshot& gpus, const host::HostSnapshot& host,
+                           TimeNs at);
+  [[nodiscard]] Status add_gpus(const nvml::GpuSnapshot& gpus, TimeNs at);
+  [[nodiscard]] Status add_host(const host::HostSnapshot& host, TimeNs at);
+  // One row of any metric; registers the metric name on first use. May flush.
+  [[nodiscard]] Status append(std::string_view metric, std::optional<unsigned> gpu, TimeNs at,
+                              double value);
+
+  // Writes every pending row in one transaction; a no-op when nothing is pending.
+  [[nodiscard]] Status flush();
+  [[nodiscard]] std::size_t pending() const { return batch_.size(); }
+
+  // The id of `name` in `metrics`, inserting it when new; cached.
+  [[nodiscard]] Result<std::int64_t> metric_id(std::string_view name);
+
+ private:
+  Status push(std::int64_t metric, std::optional<unsigned> gpu, TimeNs at, double value);
+  Status push_gpu_fields(const nvml::GpuReading& g, TimeNs at);
+
+  Db& db_;
+  std::size_t max_batch_;
+  std::vector<SampleRow> batch_;
+  std::unordered_map<std::string, std::int64_t> ids_;
+  std::vector<std::optional<std::int64_t>> gpu_field_ids_;  // by position in gpu_fields.def
+  std::optional<Statement> insert_;
+  std::optional<host::CpuStat> prev_cpu_;
+};
+
+}  // namespace cardiac::store
