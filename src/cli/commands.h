@@ -19,6 +19,10 @@ struct CommandSpec {
   Runner (*register_fn)(CLI::App& sub);
 };
 
+Runner register_agent(CLI::App& sub);
+Runner register_alerts(CLI::App& sub);
+Runner register_events(CLI::App& sub);
+Runner register_history(CLI::App& sub);
 Runner register_scenario(CLI::App& sub);
 Runner register_status(CLI::App& sub);
 

@@ -26,6 +26,11 @@ int worker_main(int argc, char** argv) {
 
 // Alphabetical; one line of help each.
 constexpr cardiac::cli::CommandSpec kCommands[] = {
+    {"agent", "Run the daemon: sampling, history, alert rules, notifications, HTTP API",
+     cardiac::cli::register_agent},
+    {"alerts", "List alerts; acknowledge or silence them", cardiac::cli::register_alerts},
+    {"events", "Kernel-log and Xid events from the agent's store", cardiac::cli::register_events},
+    {"history", "A metric's history from the agent's store", cardiac::cli::register_history},
     {"scenario", "Record this machine's NVML answers into a fake-NVML scenario file",
      cardiac::cli::register_scenario},
     {"status", "One screen: every GPU and the host, each with a verdict",

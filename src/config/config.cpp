@@ -9,52 +9,54 @@
 
 #include <toml++/toml.h>
 
+#include "config/agent_config.h"
+#include "config/toml_reader.h"
+
 #include "core/format.h"
 #include "core/strings.h"
 
 namespace cardiac::config {
 namespace {
 
-std::string where(std::string_view origin, const toml::source_region& r) {
-  return fmt::format("{}:{}:{}", origin, r.begin.line, r.begin.column);
-}
-
-Status check_keys(const toml::table& t, std::string_view table_name,
-                  const std::set<std::string_view>& allowed, std::string_view origin) {
-  for (const auto& [key, node] : t) {
-    (void)node;
-    if (!allowed.count(key.str())) {
-      std::string full =
-          table_name.empty() ? std::string(key.str()) : fmt::format("{}.{}", table_name, key.str());
-      return fail(
-          Error::invalid(fmt::format("unknown key '{}'", full), where(origin, key.source())));
-    }
+Result<const toml::table*> sub_table(const toml::table& root, std::string_view name,
+                                     std::string_view origin) {
+  const toml::node* n = root.get(name);
+  if (!n) return nullptr;
+  const toml::table* t = n->as_table();
+  if (!t) {
+    return fail(Error::invalid(fmt::format("'{}' must be a table", name),
+                               TableReader(root, "", origin).where(n->source())));
   }
-  return {};
+  return t;
 }
 
-Result<std::string> get_string(const toml::table& t, std::string_view key, std::string_view table,
-                               std::string_view origin, std::string fallback) {
-  const toml::node* n = t.get(key);
-  if (!n) return fallback;
-  if (auto s = n->value<std::string>()) return *s;
-  return fail(Error::invalid(fmt::format("'{}.{}' must be a string", table, key),
-                             where(origin, n->source())));
+Status read_nvml(const toml::table& t, std::string_view origin, NvmlSettings& s) {
+  TableReader r(t, "nvml", origin);
+  CARDIAC_TRY(r.only({"library", "timeout"}));
+  CARDIAC_TRY(r.get("library", s.library));
+  return r.get_duration("timeout", s.timeout);
 }
 
-Result<DurationNs> get_duration(const toml::table& t, std::string_view key, std::string_view table,
-                                std::string_view origin, DurationNs fallback) {
-  const toml::node* n = t.get(key);
-  if (!n) return fallback;
-  std::optional<std::int64_t> ns;
-  if (auto s = n->value<std::string>()) ns = parse_duration_ns(*s);
-  if (auto d = n->value<double>()) ns = static_cast<std::int64_t>(*d * 1e9);
-  if (!ns || *ns <= 0) {
-    return fail(Error::invalid(
-        fmt::format("'{}.{}' must be a positive duration such as \"5s\" or \"500ms\"", table, key),
-        where(origin, n->source())));
-  }
-  return *ns;
+Status read_host(const toml::table& t, std::string_view origin, HostSettings& s) {
+  TableReader r(t, "host", origin);
+  CARDIAC_TRY(r.only({"root"}));
+  return r.get("root", s.root);
+}
+
+Status read_kmsg(const toml::table& t, std::string_view origin, KmsgSettings& s) {
+  TableReader r(t, "kmsg", origin);
+  CARDIAC_TRY(r.only({"enabled", "source"}));
+  CARDIAC_TRY(r.get("enabled", s.enabled));
+  return r.get("source", s.source);
+}
+
+Status read_store(const toml::table& t, std::string_view origin, StoreSettings& s) {
+  TableReader r(t, "store", origin);
+  CARDIAC_TRY(r.only({"raw_retention", "minute_retention", "hour_retention", "flush_interval"}));
+  CARDIAC_TRY(r.get_duration("raw_retention", s.raw_retention));
+  CARDIAC_TRY(r.get_duration("minute_retention", s.minute_retention));
+  CARDIAC_TRY(r.get_duration("hour_retention", s.hour_retention));
+  return r.get_duration("flush_interval", s.flush_interval);
 }
 
 }  // namespace
@@ -64,30 +66,28 @@ Result<Config> parse_config(std::string_view text, std::string_view origin) {
   try {
     root = toml::parse(text, origin);
   } catch (const toml::parse_error& e) {
-    return fail(Error::parse(std::string(e.description()), where(origin, e.source())));
+    return fail(Error::parse(
+        std::string(e.description()),
+        fmt::format("{}:{}:{}", origin, e.source().begin.line, e.source().begin.column)));
   }
   Config c;
   c.source = std::string(origin);
-  CARDIAC_TRY(check_keys(root, "", {"nvml", "host"}, origin));
-  if (const toml::node* n = root.get("nvml")) {
-    const toml::table* t = n->as_table();
-    if (!t) return fail(Error::invalid("'nvml' must be a table", where(origin, n->source())));
-    CARDIAC_TRY(check_keys(*t, "nvml", {"library", "timeout"}, origin));
-    auto lib = get_string(*t, "library", "nvml", origin, c.nvml.library);
-    if (!lib) return fail(lib.error());
-    c.nvml.library = *lib;
-    auto timeout = get_duration(*t, "timeout", "nvml", origin, c.nvml.timeout);
-    if (!timeout) return fail(timeout.error());
-    c.nvml.timeout = *timeout;
-  }
-  if (const toml::node* n = root.get("host")) {
-    const toml::table* t = n->as_table();
-    if (!t) return fail(Error::invalid("'host' must be a table", where(origin, n->source())));
-    CARDIAC_TRY(check_keys(*t, "host", {"root"}, origin));
-    auto r = get_string(*t, "root", "host", origin, c.host.root);
-    if (!r) return fail(r.error());
-    c.host.root = *r;
-  }
+  CARDIAC_TRY(
+      TableReader(root, "", origin).only({"nvml", "host", "agent", "kmsg", "store", "notifier"}));
+  auto section = [&](std::string_view name, auto&& read) -> Status {
+    auto t = sub_table(root, name, origin);
+    if (!t) return fail(t.error());
+    if (*t) return read(**t);
+    return {};
+  };
+  CARDIAC_TRY(section("nvml", [&](const toml::table& t) { return read_nvml(t, origin, c.nvml); }));
+  CARDIAC_TRY(section("host", [&](const toml::table& t) { return read_host(t, origin, c.host); }));
+  CARDIAC_TRY(
+      section("agent", [&](const toml::table& t) { return read_agent(t, origin, c.agent); }));
+  CARDIAC_TRY(section("kmsg", [&](const toml::table& t) { return read_kmsg(t, origin, c.kmsg); }));
+  CARDIAC_TRY(
+      section("store", [&](const toml::table& t) { return read_store(t, origin, c.store); }));
+  CARDIAC_TRY(read_notifiers(root, origin, c.notifiers));
   return c;
 }
 
@@ -120,6 +120,51 @@ timeout = "5s"
 [host]
 # Where /proc and /sys are read: "/" on a live machine, or a captured tree.
 root = "/"
+
+[agent]
+# History database, job logs and the queue socket live here.
+state_dir = "/var/lib/cardiac"
+# HTTP API, /metrics and /healthz. A non-loopback address needs a token.
+listen = "127.0.0.1:9847"
+# GPU sampling interval (100ms works) and host collectors' interval.
+interval = "1s"
+host_interval = "5s"
+# "dcgm": also export dcgm-exporter's metric names so its Grafana dashboard works unchanged.
+metrics_compat = ""
+# Bearer token for mutating API calls, and for every API call on a non-loopback listen.
+token = ""
+tls_cert = ""
+tls_key = ""
+# Extra alert rules (TOML, [[rule]] tables) on top of the defaults.
+rules = ""
+default_rules = true
+# Alert when NVML sees fewer GPUs than this (0: not checked).
+expected_gpus = 0
+
+[kmsg]
+# Kernel log: /dev/kmsg, or a log file to follow (e.g. /var/log/kern.log).
+enabled = true
+source = "/dev/kmsg"
+
+[store]
+raw_retention = "7d"
+minute_retention = "90d"
+hour_retention = "730d"
+flush_interval = "5s"
+
+# Notifiers: any number of [[notifier]] tables.
+# [[notifier]]
+# type = "alertmanager"          # Alertmanager API v2
+# url = "http://127.0.0.1:9093"
+# [[notifier]]
+# type = "webhook"
+# url = "http://127.0.0.1:8080/hook"
+# headers = { Authorization = "Bearer …" }
+# [[notifier]]
+# type = "exec"                  # argv, never a shell; the alert is JSON on stdin
+# argv = ["/usr/local/bin/page-oncall", "--team", "gpu"]
+# [[notifier]]
+# type = "log"
 )";
 }
 

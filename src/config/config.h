@@ -4,8 +4,10 @@
 // typo never silently falls back to a default.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/result.h"
@@ -23,10 +25,51 @@ struct HostSettings {
   std::string root = "/";  // where /proc and /sys are read
 };
 
+// How the agent runs (`cardiac agent`).
+struct AgentSettings {
+  std::string state_dir = "/var/lib/cardiac";
+  std::string listen = "127.0.0.1:9847";  // not 9400 (dcgm-exporter) nor 9100 (node_exporter)
+  DurationNs interval = 1 * kNsPerSec;    // GPU sampling
+  DurationNs host_interval = 5 * kNsPerSec;
+  std::string metrics_compat;  // "" or "dcgm"
+  std::string token;           // bearer token for the API; required for a non-loopback listen
+  std::string tls_cert;
+  std::string tls_key;
+  std::string rules_file;  // extra rules (TOML); the defaults apply unless disabled
+  bool default_rules = true;
+  unsigned expected_gpus = 0;  // 0: not checked
+  DurationNs stale_after = 0;  // /healthz fails when no GPU sample for this long (0: 5 × interval)
+};
+
+struct KmsgSettings {
+  bool enabled = true;
+  std::string source = "/dev/kmsg";  // or a log file to follow
+};
+
+struct StoreSettings {
+  DurationNs raw_retention = 7 * 86400 * kNsPerSec;
+  DurationNs minute_retention = 90 * 86400 * kNsPerSec;
+  DurationNs hour_retention = 730 * 86400 * kNsPerSec;
+  DurationNs flush_interval = 5 * kNsPerSec;
+};
+
+struct NotifierSettings {
+  std::string type;  // "alertmanager", "webhook", "exec", "log"
+  std::string url;
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> headers;
+  DurationNs timeout = 10 * kNsPerSec;
+  std::string where;  // file:line of its table, for later errors
+};
+
 struct Config {
   std::string source;  // the file it came from, or "" for built-in defaults
   NvmlSettings nvml;
   HostSettings host;
+  AgentSettings agent;
+  KmsgSettings kmsg;
+  StoreSettings store;
+  std::vector<NotifierSettings> notifiers;
 };
 
 // Parses TOML text; `origin` names the file in errors ("cardiac.toml:3:9: …").

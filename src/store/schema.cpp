@@ -11,7 +11,7 @@ namespace cardiac::store {
 namespace {
 
 // Append only: a released migration never changes, a schema change is a new entry.
-constexpr std::array<std::string_view, 1> kMigrations = {
+constexpr std::array<std::string_view, 2> kMigrations = {
     // 1: the initial layout. Samples are "long" (one row per metric value) so a new metric is
     // a row in `metrics`, not a migration.
     R"sql(
@@ -84,6 +84,25 @@ CREATE TABLE alert_history (
   value REAL
 );
 CREATE INDEX alert_history_by_alert ON alert_history(alert_id, time_ns);
+)sql",
+    // 2: alert book. The fingerprint (rule + labels) is unique only among open alerts, so a
+    // re-fire after a resolve is a new row; silences are kept after they end, for the record.
+    R"sql(
+ALTER TABLE alerts ADD COLUMN fingerprint TEXT;
+ALTER TABLE alerts ADD COLUMN fired_ns INTEGER;
+ALTER TABLE alerts ADD COLUMN silenced INTEGER NOT NULL DEFAULT 0;
+CREATE UNIQUE INDEX alerts_open_by_fingerprint ON alerts(fingerprint)
+  WHERE state IN ('pending', 'firing');
+CREATE TABLE silences (
+  id INTEGER PRIMARY KEY,
+  matchers_json TEXT NOT NULL,
+  starts_ns INTEGER NOT NULL,
+  ends_ns INTEGER NOT NULL,
+  created_by TEXT NOT NULL DEFAULT '',
+  comment TEXT NOT NULL DEFAULT '',
+  created_ns INTEGER NOT NULL
+);
+CREATE INDEX silences_by_end ON silences(ends_ns);
 )sql",
 };
 

@@ -60,3 +60,54 @@ TEST(Config, MissingDefaultFileIsDefaultsButANamedOneIsAnError) {
 
 }  // namespace
 }  // namespace cardiac::config
+
+namespace cardiac::config {
+namespace {
+
+TEST(AgentConfig, ReadsAgentStoreKmsgAndNotifiers) {
+  auto c = parse_config(R"(
+[agent]
+listen = "127.0.0.1:19847"
+interval = "100ms"
+metrics_compat = "dcgm"
+expected_gpus = 8
+[store]
+raw_retention = "2d"
+[kmsg]
+source = "/var/log/kern.log"
+[[notifier]]
+type = "alertmanager"
+url = "http://127.0.0.1:9093"
+[[notifier]]
+type = "exec"
+argv = ["/usr/bin/logger", "-t", "cardiac"]
+)",
+                        "a.toml");
+  ASSERT_TRUE(c) << c.error().what();
+  EXPECT_EQ(c->agent.interval, 100 * kNsPerMs);
+  EXPECT_EQ(c->agent.metrics_compat, "dcgm");
+  EXPECT_EQ(c->agent.expected_gpus, 8u);
+  EXPECT_EQ(c->store.raw_retention, 2 * 86400 * kNsPerSec);
+  EXPECT_EQ(c->kmsg.source, "/var/log/kern.log");
+  ASSERT_EQ(c->notifiers.size(), 2u);
+  EXPECT_EQ(c->notifiers[1].argv.at(2), "cardiac");
+}
+
+TEST(AgentConfig, BadNotifiersAndListenAreNamed) {
+  auto no_url = parse_config("[[notifier]]\ntype = \"webhook\"\n", "n.toml");
+  ASSERT_FALSE(no_url);
+  EXPECT_EQ(no_url.error().what(), "n.toml:1:1: 'notifier[0].type' needs a url");
+  auto shell = parse_config("[[notifier]]\ntype = \"exec\"\nargv = [\"notify.sh\"]\n", "n.toml");
+  ASSERT_FALSE(shell);
+  EXPECT_NE(shell.error().what().find("absolute program path"), std::string::npos);
+  auto kind = parse_config("[[notifier]]\ntype = \"pager\"\n", "n.toml");
+  EXPECT_FALSE(kind);
+  auto listen = parse_config("[agent]\nlisten = \"localhost\"\n", "l.toml");
+  ASSERT_FALSE(listen);
+  EXPECT_NE(listen.error().what().find("l.toml:2:"), std::string::npos) << listen.error().what();
+  EXPECT_FALSE(parse_config("[agent]\nmetrics_compat = \"dcmg\"\n", "x"));
+  EXPECT_FALSE(parse_config("[agent]\ninterval = \"0s\"\n", "x"));
+}
+
+}  // namespace
+}  // namespace cardiac::config

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+// Agent start-up and shutdown.
+#include "agent/agent.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "agent/agent_state.h"
+#include "config/agent_config.h"
+#include "core/format.h"
+#include "core/log.h"
+#include "rules/defaults.h"
+#include "rules/parse.h"
+#include "store/schema.h"
+
+namespace cardiac::agent {
+namespace {
+
+std::string local_hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
+  return buf;
+}
+
+Result<std::vector<rules::Rule>> load_rules(const config::AgentSettings& a) {
+  std::vector<rules::Rule> all;
+  if (a.default_rules) {
+    auto defaults = rules::default_rules();
+    if (!defaults) return fail(defaults.error());
+    all = std::move(*defaults);
+  }
+  if (!a.rules_file.empty()) {
+    std::ifstream in(a.rules_file);
+    if (!in) return fail(Error::io(a.rules_file, errno));
+    std::stringstream text;
+    text << in.rdbuf();
+    auto extra = rules::parse_rules(text.str(), a.rules_file);
+    if (!extra) return fail(extra.error());
+    for (auto& r : *extra) all.push_back(std::move(r));
+  }
+  if (a.expected_gpus > 0) {
+    auto r = rules::parse_rules(
+        fmt::format("[[rule]]\nname = \"gpu_count_below_expected\"\nkind = \"absence\"\n"
+                    "metric = \"gpu_count\"\nexpected_gpus = {}\nfor = \"1m\"\n"
+                    "severity = \"critical\"\nscope = \"host\"\n"
+                    "description = \"fewer GPUs than the {} expected: {{value}} seen\"\n",
+                    a.expected_gpus, a.expected_gpus),
+        "[agent] expected_gpus");
+    if (!r) return fail(r.error());
+    for (auto& rule : *r) all.push_back(std::move(rule));
+  }
+  return all;
+}
+
+}  // namespace
+
+bool AgentState::sleep_for(DurationNs d) {
+  std::unique_lock lock(stop_mu);
+  stop_cv.wait_for(lock, std::chrono::nanoseconds(d), [&] { return stopping; });
+  return !stopping;
+}
+
+Agent::Agent(AgentOptions options, const Clock& clock)
+    : state_(std::make_unique<AgentState>(std::move(options), clock)) {
+  if (state_->options.hostname.empty()) state_->options.hostname = local_hostname();
+}
+
+Agent::~Agent() {
+  stop();
+}
+
+int Agent::port() const {
+  return state_->port;
+}
+
+Status Agent::start() {
+  AgentState& s = *state_;
+  const config::Config& c = s.options.config;
+
+  std::error_code ec;
+  std::filesystem::create_directories(c.agent.state_dir, ec);
+  if (ec) {
+    return fail(Error::invalid(fmt::format("cannot create the state directory: {}", ec.message()),
+                               c.agent.state_dir));
+  }
+  std::string db_path = c.agent.state_dir + "/cardiac.db";
+  auto writer_db = store::open_store(db_path);
+  if (!writer_db) return fail(writer_db.error());
+  s.writer_db.emplace(std::move(*writer_db));
+  auto reader_db = store::Db::open(db_path);
+  if (!reader_db) return fail(reader_db.error());
+  s.reader_db.emplace(std::move(*reader_db));
+  s.writer = std::make_unique<store::SampleWriter>(*s.writer_db);
+  s.alerts = std::make_unique<alerts::AlertBook>(*s.writer_db, s.clock);
+  CARDIAC_TRY(s.alerts->load());
+
+  auto rules = load_rules(c.agent);
+  if (!rules) return fail(rules.error());
+  s.engine = std::make_unique<rules::RuleEngine>(std::move(*rules));
+
+  auto dispatcher = make_dispatcher(c);
+  if (!dispatcher) return fail(dispatcher.error());
+  s.dispatcher = std::move(*dispatcher);
+
+  s.fs = std::make_shared<RootFs>(c.host.root);
+  telemetry::GpuCollectorOptions copts;
+  copts.executable = s.options.executable;
+  copts.nvml_lib = c.nvml.library;
+  copts.timeout = c.nvml.timeout;
+  copts.env = s.options.worker_env;
+  s.collector = std::make_unique<telemetry::GpuCollector>(copts, s.clock);
+
+  auto listen = config::split_listen(c.agent.listen);
+  if (!listen) return fail(listen.error());
+  server::ServerOptions sopts;
+  sopts.address = listen->first;
+  sopts.port = listen->second;
+  sopts.token = c.agent.token;
+  sopts.tls_cert = c.agent.tls_cert;
+  sopts.tls_key = c.agent.tls_key;
+  s.backend = make_backend(s);
+  s.http = std::make_unique<server::HttpServer>(*s.backend, sopts);
+  auto port = s.http->start();
+  if (!port) return fail(port.error().with_context("listen " + c.agent.listen));
+  s.port = *port;
+
+  s.threads.emplace_back([&s] { run_host(s); });
+  s.threads.emplace_back([&s] { run_sampler(s); });
+  if (c.kmsg.enabled) s.threads.emplace_back([&s] { run_kmsg(s); });
+  s.threads.emplace_back([&s] { run_maintenance(s); });
+  log::info("agent listening on {}:{}, state in {}", sopts.address, s.port, c.agent.state_dir);
+  return {};
+}
+
+void Agent::stop() {
+  AgentState& s = *state_;
+  {
+    std::lock_guard lock(s.stop_mu);
+    if (s.stopping) return;
+    s.stopping = true;
+  }
+  s.stop_cv.notify_all();
+  if (s.http) s.http->stop();
+  for (auto& t : s.threads) {
+    if (t.joinable()) t.join();
+  }
+  s.threads.clear();
+  if (s.dispatcher) s.dispatcher->stop();
+  std::lock_guard lock(s.writer_mu);
+  if (s.writer) {
+    if (auto st = s.writer->flush(); !st) log::error("final flush failed: {}", st.error().what());
+  }
+}
+
+}  // namespace cardiac::agent

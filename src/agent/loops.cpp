@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: Apache-2.0
+// The agent's threads: GPU sampling with rules and alerts, host collection, kernel log, and
+// store maintenance. Each runs on its own schedule so a slow source never delays another.
+#include <algorithm>
+
+#include "agent/agent_state.h"
+#include "core/log.h"
+#include "host/bounded.h"
+#include "host/processes.h"
+#include "kmsg/reader.h"
+#include "rules/sample_view.h"
+#include "store/events.h"
+#include "store/retention.h"
+#include "store/schema.h"
+
+namespace cardiac::agent {
+namespace {
+
+TimeNs mono() {
+  return SystemClock::instance().monotonic();
+}
+
+void name_processes(const FileSystem& fs, nvml::GpuSnapshot& snap) {
+  for (auto& g : snap.gpus) {
+    for (auto& p : g.processes) {
+      if (auto name = host::read_process_name(fs, p.pid)) p.name = *name;
+    }
+  }
+}
+
+// Kernel-log events queued by the kmsg thread: stored, and Xids counted (once even when the
+// kernel log and NVML both report the same one).
+void take_kernel_events(AgentState& s, Snapshot& next, TimeNs now) {
+  std::vector<kmsg::KernelEvent> events;
+  {
+    std::lock_guard lock(s.kmsg_mu);
+    events.swap(s.kmsg_queue);
+  }
+  for (const auto& e : events) {
+    TimeNs t = e.time_ns.value_or(now);
+    if (e.kind == "xid" && e.xid && s.xids.record(e, now)) {
+      ++next.xid_counts[{e.pci_bus_id, *e.xid}];
+      next.last_xid[e.pci_bus_id] = *e.xid;
+    }
+    store::Event ev;
+    ev.time_ns = t;
+    ev.kind = e.kind;
+    ev.pci_bus_id = e.pci_bus_id;
+    if (e.xid) ev.xid = *e.xid;
+    ev.message = e.message;
+    ev.source = s.options.config.kmsg.source;
+    ev.dedup_key = fmt::format("{}|{}|{}", t, e.kind, e.raw);
+    auto inserted = store::insert_event(*s.writer_db, ev);
+    if (!inserted) log::warn("storing a kernel event failed: {}", inserted.error().what());
+  }
+}
+
+}  // namespace
+
+void run_sampler(AgentState& s) {
+  const auto& c = s.options.config;
+  const DurationNs interval = c.agent.interval;
+  TimeNs next_tick = mono();
+  TimeNs last_flush = mono();
+  TimeNs last_host_written = 0;
+  while (true) {
+    TimeNs started = mono();
+    nvml::GpuSnapshot gpus = s.collector->sample();
+    name_processes(*s.fs, gpus);
+    TimeNs now = s.clock.now();
+    HostView hv;
+    {
+      std::lock_guard lock(s.host_mu);
+      hv = s.host;
+    }
+    host::HostSnapshot host = hv.snapshot.value_or(host::HostSnapshot{});
+    const host::HostRates* rates = hv.rates ? &*hv.rates : nullptr;
+
+    Snapshot next;
+    {
+      std::lock_guard lock(s.snap_mu);
+      next = s.snap;
+    }
+    std::vector<notify::Notification> outgoing;
+    {
+      std::lock_guard lock(s.writer_mu);
+      if (auto st = s.writer->add_gpus(gpus, now); !st) {
+        log::warn("store: {}", st.error().what());
+      }
+      if (hv.snapshot && hv.snapshot->taken_at != last_host_written) {
+        last_host_written = hv.snapshot->taken_at;
+        if (auto st = s.writer->add_host(*hv.snapshot, hv.snapshot->taken_at); !st) {
+          log::warn("store: {}", st.error().what());
+        }
+      }
+      take_kernel_events(s, next, now);
+      auto view = rules::build_sample_view(gpus, host, rates, now);
+      auto transitions = s.engine->evaluate(view, now);
+      for (const auto& e : s.engine->take_errors()) {
+        log::error("rule {} disabled: {}", e.rule, e.error.what());
+      }
+      if (!transitions.empty()) {
+        auto changes = s.alerts->apply(transitions);
+        if (!changes) {
+          log::error("alerts: {}", changes.error().what());
+        } else {
+          outgoing = to_notifications(*changes, s.options.hostname);
+        }
+      }
+      if (mono() - last_flush >= c.store.flush_interval) {
+        last_flush = mono();
+        if (auto st = s.writer->flush(); !st) log::warn("store flush: {}", st.error().what());
+      }
+    }
+    if (!outgoing.empty()) s.dispatcher->submit(std::move(outgoing));
+
+    auto report = std::make_shared<health::StatusReport>(
+        health::build_report(std::move(gpus), std::move(host), rates));
+    TimeNs finished = mono();
+    next.report = std::move(report);
+    ++next.samples;
+    next.worker_restarts = s.collector->stats().worker_restarts;
+    next.last_sample_seconds = static_cast<double>(finished - started) / 1e9;
+    next.last_sample_at = now;
+    next.last_sample_mono = finished;
+
+    // A sample that overran its interval skips the ticks it covered; count them.
+    next_tick += interval;
+    if (finished > next_tick) {
+      auto behind = static_cast<std::uint64_t>((finished - next_tick) / interval) + 1;
+      next.missed_samples += behind;
+      next_tick += static_cast<TimeNs>(behind) * interval;
+    }
+    {
+      std::lock_guard lock(s.snap_mu);
+      s.snap = std::move(next);
+    }
+    if (!s.sleep_for(std::max<DurationNs>(0, next_tick - mono()))) return;
+  }
+}
+
+void run_host(AgentState& s) {
+  const auto& c = s.options.config;
+  std::optional<host::HostSnapshot> previous;
+  while (true) {
+    TimeNs now = s.clock.now();
+    HostView view;
+    if (auto snap = host::collect_host_within(s.fs, now, c.nvml.timeout)) {
+      if (previous) view.rates = host::compute_rates(*previous, *snap);
+      previous = *snap;
+      view.snapshot = std::move(*snap);
+    } else {
+      host::HostSnapshot late;
+      late.taken_at = now;
+      late.timed_out = true;
+      view.snapshot = std::move(late);
+    }
+    {
+      std::lock_guard lock(s.host_mu);
+      s.host = std::move(view);
+    }
+    if (!s.sleep_for(c.agent.host_interval)) return;
+  }
+}
+
+void run_kmsg(AgentState& s) {
+  const auto& source = s.options.config.kmsg.source;
+  const bool device = source.starts_with("/dev/");
+  kmsg::KmsgReaderOptions kopts;
+  // Records carry µs since boot; wall time at boot turns them into timestamps.
+  kopts.boot_time_ns = s.clock.now() - SystemClock::instance().monotonic();
+  kmsg::KmsgReader kmsg_reader(source, kopts);
+  kmsg::FileTailReader file_reader(source);
+  bool open = !device;
+  bool warned = false;
+  while (true) {
+    if (!open) {
+      auto st = kmsg_reader.open();
+      if (st) {
+        open = true;
+      } else if (!warned) {
+        log::warn("kernel log {} unavailable ({}); retrying every 30 s", source, st.error().what());
+        warned = true;
+      }
+    }
+    if (open) {
+      auto events = device ? kmsg_reader.poll() : file_reader.poll();
+      if (events && !events->empty()) {
+        std::lock_guard lock(s.kmsg_mu);
+        for (auto& e : *events) s.kmsg_queue.push_back(std::move(e));
+      }
+    }
+    if (!s.sleep_for(open ? 250 * kNsPerMs : 30 * kNsPerSec)) return;
+  }
+}
+
+void run_maintenance(AgentState& s) {
+  const auto& c = s.options.config;
+  // Its own connection: a long first roll-up must not hold the sampler's writer.
+  auto db = store::Db::open(c.agent.state_dir + "/cardiac.db");
+  if (!db) {
+    log::error("store maintenance disabled: {}", db.error().what());
+    return;
+  }
+  store::RetentionPolicy policy{c.store.raw_retention, c.store.minute_retention,
+                                c.store.hour_retention};
+  TimeNs last_prune = 0;
+  while (s.sleep_for(60 * kNsPerSec)) {
+    TimeNs now = s.clock.now();
+    if (auto r = store::roll_up(*db, now); !r) log::warn("roll-up: {}", r.error().what());
+    if (now - last_prune >= 3600 * kNsPerSec) {
+      last_prune = now;
+      if (auto p = store::prune(*db, now, policy); !p) log::warn("prune: {}", p.error().what());
+    }
+  }
+}
+
+}  // namespace cardiac::agent

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// `cardiac agent`: run the daemon until SIGINT/SIGTERM.
+#include <signal.h>
+
+#include <atomic>
+#include <iostream>
+
+#include "agent/agent.h"
+#include "cli/commands.h"
+#include "config/config.h"
+#include "core/strings.h"
+
+namespace cardiac::cli {
+namespace {
+
+struct AgentFlags {
+  std::string config = config::kDefaultConfigPath;
+  std::string state_dir;
+  std::string listen;
+  std::string nvml_lib;
+  std::string metrics_compat;
+  std::string interval;
+  bool print_default_config = false;
+};
+
+std::atomic<bool> g_stop{false};
+void on_signal(int) {
+  g_stop = true;
+}
+
+int run_agent(const AgentFlags& f, bool config_named, Context& ctx) {
+  if (f.print_default_config) {
+    ctx.out << config::default_config_text();
+    return kExitOk;
+  }
+  auto cfg = config::load_config(f.config, config_named);
+  if (!cfg) {
+    ctx.err << "cardiac agent: " << cfg.error().what() << "\n";
+    return kExitUsage;
+  }
+  // Flags win over the file.
+  if (!f.state_dir.empty()) cfg->agent.state_dir = f.state_dir;
+  if (!f.listen.empty()) cfg->agent.listen = f.listen;
+  if (!f.nvml_lib.empty()) cfg->nvml.library = f.nvml_lib;
+  if (!f.metrics_compat.empty()) cfg->agent.metrics_compat = f.metrics_compat;
+  if (!f.interval.empty()) {
+    auto ns = parse_duration_ns(f.interval);
+    if (!ns || *ns <= 0) {
+      ctx.err << "cardiac agent: --interval: not a duration: '" << f.interval << "'\n";
+      return kExitUsage;
+    }
+    cfg->agent.interval = *ns;
+  }
+  agent::AgentOptions options;
+  options.config = std::move(*cfg);
+  agent::Agent a(std::move(options), ctx.clock);
+  if (auto st = a.start(); !st) {
+    ctx.err << "cardiac agent: " << st.error().what() << "\n";
+    return st.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitCannotRun;
+  }
+  signal(SIGINT, on_signal);
+  signal(SIGTERM, on_signal);
+  ctx.err << "cardiac agent: serving on port " << a.port() << "\n";
+  while (!g_stop) {
+    timespec ts{0, 100 * kNsPerMs};
+    nanosleep(&ts, nullptr);
+  }
+  a.stop();
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner register_agent(CLI::App& sub) {
+  auto f = std::make_shared<AgentFlags>();
+  sub.add_option("--config", f->config, "Configuration file")->capture_default_str();
+  sub.add_option("--state-dir", f->state_dir,
+                 "History database and state (default /var/lib/cardiac)");
+  sub.add_option("--listen", f->listen, "HTTP address:port (default 127.0.0.1:9847)");
+  sub.add_option("--nvml-lib", f->nvml_lib, "NVML library to load");
+  sub.add_option("--metrics-compat", f->metrics_compat, "\"dcgm\": also dcgm-exporter names")
+      ->check(CLI::IsMember({"dcgm", ""}));
+  sub.add_option("--interval", f->interval, "GPU sampling interval (default 1s)");
+  sub.add_flag("--print-default-config", f->print_default_config,
+               "Print the commented default configuration and exit");
+  return [f, &sub](Context& ctx) { return run_agent(*f, sub.count("--config") > 0, ctx); };
+}
+
+}  // namespace cardiac::cli

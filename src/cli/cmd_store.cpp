@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: Apache-2.0
+// `cardiac history`, `cardiac events`, `cardiac alerts`: read (and for alerts, acknowledge or
+// silence) through the agent's store. They work whether or not the agent is running.
+#include <nlohmann/json.hpp>
+
+#include "alerts/alert_book.h"
+#include "alerts/alert_json.h"
+#include "cli/commands.h"
+#include "cli/store_access.h"
+#include "core/format.h"
+#include "core/time.h"
+#include "server/params.h"
+#include "store/events.h"
+#include "store/query.h"
+
+namespace cardiac::cli {
+namespace {
+
+struct HistoryFlags {
+  std::string state_dir, metric, since = "1h", until, step = "1m";
+  std::optional<int> gpu;
+  bool csv = false, json = false;
+};
+
+int run_history(const HistoryFlags& f, Context& ctx) {
+  TimeNs now = ctx.clock.now();
+  auto since = server::parse_time_param(f.since, now);
+  auto until = f.until.empty() ? Result<TimeNs>(now) : server::parse_time_param(f.until, now);
+  auto step = server::parse_duration_param(f.step);
+  for (auto [name, r] : {std::pair{"--since", &since}, std::pair{"--until", &until}}) {
+    if (!*r) {
+      ctx.err << "cardiac history: " << name << ": " << r->error().what() << "\n";
+      return kExitUsage;
+    }
+  }
+  if (!step) {
+    ctx.err << "cardiac history: --step: " << step.error().what() << "\n";
+    return kExitUsage;
+  }
+  auto db = open_agent_store(resolve_state_dir(f.state_dir));
+  if (!db) {
+    ctx.err << "cardiac history: " << db.error().what() << "\n";
+    return kExitCannotRun;
+  }
+  store::HistoryQuery q{f.metric, std::nullopt, *since, *until, *step};
+  if (f.gpu) q.gpu = static_cast<unsigned>(*f.gpu);
+  auto h = store::history(*db, q);
+  if (!h) {
+    ctx.err << "cardiac history: " << h.error().what() << "\n";
+    return kExitCannotRun;
+  }
+  if (f.json) {
+    nlohmann::json pts = nlohmann::json::array();
+    for (const auto& p : h->points) {
+      pts.push_back({{"time", format_iso8601(p.time)},
+                     {"avg", p.avg},
+                     {"min", p.min},
+                     {"max", p.max},
+                     {"count", p.count}});
+    }
+    ctx.out << nlohmann::json{{"metric", f.metric},
+                              {"resolution", store::resolution_name(h->resolution)},
+                              {"points", pts}}
+                   .dump(2)
+            << "\n";
+    return kExitOk;
+  }
+  const char* sep = f.csv ? "," : "  ";
+  ctx.out << "time" << sep << "avg" << sep << "min" << sep << "max" << sep << "count\n";
+  for (const auto& p : h->points) {
+    ctx.out << fmt::format("{}{}{:g}{}{:g}{}{:g}{}{}\n", format_iso8601(p.time), sep, p.avg, sep,
+                           p.min, sep, p.max, sep, p.count);
+  }
+  return kExitOk;
+}
+
+struct EventsFlags {
+  std::string state_dir, since = "24h";
+  int limit = 1000;
+  bool json = false;
+};
+
+int run_events(const EventsFlags& f, Context& ctx) {
+  auto since = server::parse_time_param(f.since, ctx.clock.now());
+  if (!since) {
+    ctx.err << "cardiac events: --since: " << since.error().what() << "\n";
+    return kExitUsage;
+  }
+  auto db = open_agent_store(resolve_state_dir(f.state_dir));
+  if (!db) {
+    ctx.err << "cardiac events: " << db.error().what() << "\n";
+    return kExitCannotRun;
+  }
+  auto evs = store::events_since(*db, *since, static_cast<std::size_t>(f.limit));
+  if (!evs) {
+    ctx.err << "cardiac events: " << evs.error().what() << "\n";
+    return kExitCannotRun;
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& e : *evs) {
+    if (f.json) {
+      nlohmann::json j{{"time", format_iso8601(e.time_ns)},
+                       {"kind", e.kind},
+                       {"message", e.message},
+                       {"source", e.source}};
+      if (!e.pci_bus_id.empty()) j["pci_bus_id"] = e.pci_bus_id;
+      if (e.xid) j["xid"] = *e.xid;
+      out.push_back(std::move(j));
+    } else {
+      ctx.out << fmt::format("{}  {:<15} {:<13} {}\n", format_iso8601(e.time_ns),
+                             e.xid ? fmt::format("{} {}", e.kind, *e.xid) : e.kind,
+                             e.pci_bus_id.empty() ? "-" : e.pci_bus_id, e.message);
+    }
+  }
+  if (f.json) ctx.out << out.dump(2) << "\n";
+  return kExitOk;
+}
+
+struct AlertsFlags {
+  std::string state_dir, action = "list", who, matcher, duration = "2h", comment;
+  std::int64_t id = 0;
+  bool all = false, json = false;
+};
+
+int run_alerts(const AlertsFlags& f, Context& ctx) {
+  auto db = open_agent_store(resolve_state_dir(f.state_dir));
+  if (!db) {
+    ctx.err << "cardiac alerts: " << db.error().what() << "\n";
+    return kExitCannotRun;
+  }
+  alerts::AlertBook book(*db, ctx.clock);
+  std::string who = f.who.empty() ? (std::getenv("USER") ? std::getenv("USER") : "cli") : f.who;
+  if (f.action == "ack") {
+    auto a = book.ack(f.id, who);
+    if (!a) {
+      ctx.err << "cardiac alerts ack: " << a.error().what() << "\n";
+      return a.error().code == ErrorCode::kNotFound ? kExitUsage : kExitCannotRun;
+    }
+    ctx.out << (f.json ? alerts::to_json(*a).dump(2) : fmt::format("acknowledged alert {}", f.id))
+            << "\n";
+    return kExitOk;
+  }
+  if (f.action == "silence") {
+    auto d = server::parse_duration_param(f.duration);
+    if (!d) {
+      ctx.err << "cardiac alerts silence: --for: " << d.error().what() << "\n";
+      return kExitUsage;
+    }
+    auto si = book.add_silence(f.matcher, *d, who, f.comment);
+    if (!si) {
+      ctx.err << "cardiac alerts silence: " << si.error().what() << "\n";
+      return kExitUsage;
+    }
+    ctx.out << (f.json ? alerts::to_json(*si).dump(2)
+                       : fmt::format("silenced '{}' for {}", f.matcher, f.duration))
+            << "\n";
+    return kExitOk;
+  }
+  auto list = book.list(f.all);
+  if (!list) {
+    ctx.err << "cardiac alerts: " << list.error().what() << "\n";
+    return kExitCannotRun;
+  }
+  if (f.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& a : *list) out.push_back(alerts::to_json(a));
+    ctx.out << out.dump(2) << "\n";
+    return kExitOk;
+  }
+  ctx.out << fmt::format("{:>5}  {:<9} {:<9} {:<24} {:<20} {}\n", "ID", "STATE", "SEVERITY",
+                         "STARTED", "RULE", "DESCRIPTION");
+  for (const auto& a : *list) {
+    ctx.out << fmt::format("{:>5}  {:<9} {:<9} {:<24} {:<20} {}{}{}\n", a.id, a.state, a.severity,
+                           format_iso8601(a.started_ns), a.rule, a.description,
+                           a.acked_by ? " [acked by " + *a.acked_by + "]" : "",
+                           a.silenced ? " [silenced]" : "");
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner register_history(CLI::App& sub) {
+  auto f = std::make_shared<HistoryFlags>();
+  sub.add_option("--metric", f->metric, "Metric, e.g. gpu_temperature")->required();
+  sub.add_option("--gpu", f->gpu, "GPU index (omit for host metrics)");
+  sub.add_option("--since", f->since, "Start: 1h (ago), RFC 3339 or unix seconds")
+      ->capture_default_str();
+  sub.add_option("--until", f->until, "End (default now)");
+  sub.add_option("--step", f->step, "Resolution of the answer")->capture_default_str();
+  sub.add_flag("--csv", f->csv, "CSV output");
+  sub.add_flag("--json", f->json, "JSON output");
+  sub.add_option("--state-dir", f->state_dir, "The agent's state directory");
+  return [f](Context& ctx) { return run_history(*f, ctx); };
+}
+
+Runner register_events(CLI::App& sub) {
+  auto f = std::make_shared<EventsFlags>();
+  sub.add_option("--since", f->since, "Start: 24h (ago), RFC 3339 or unix seconds")
+      ->capture_default_str();
+  sub.add_option("--limit", f->limit, "At most this many")->capture_default_str();
+  sub.add_flag("--json", f->json, "JSON output");
+  sub.add_option("--state-dir", f->state_dir, "The agent's state directory");
+  return [f](Context& ctx) { return run_events(*f, ctx); };
+}
+
+Runner register_alerts(CLI::App& sub) {
+  auto f = std::make_shared<AlertsFlags>();
+  sub.add_option("--state-dir", f->state_dir, "The agent's state directory");
+  sub.add_flag("--json", f->json, "JSON output");
+  auto* list = sub.add_subcommand("list", "Open alerts (with --all also resolved ones)");
+  list->add_flag("--all", f->all, "Include resolved alerts");
+  auto* ack = sub.add_subcommand("ack", "Acknowledge an alert");
+  ack->add_option("ID", f->id, "Alert id")->required();
+  ack->add_option("--by", f->who, "Who acknowledges (default $USER)");
+  auto* silence = sub.add_subcommand("silence", "Silence alerts matching MATCHER");
+  silence->add_option("MATCHER", f->matcher, "e.g. rule=gpu_temperature_high,gpu=3")->required();
+  silence->add_option("--for", f->duration, "How long")->capture_default_str();
+  silence->add_option("--comment", f->comment, "Why");
+  silence->add_option("--by", f->who, "Who silences (default $USER)");
+  return [f, ack, silence](Context& ctx) {
+    if (ack->parsed()) f->action = "ack";
+    if (silence->parsed()) f->action = "silence";
+    return run_alerts(*f, ctx);
+  };
+}
+
+}  // namespace cardiac::cli

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// TableReader implementation.
+#include "config/toml_reader.h"
+
+#include "core/format.h"
+#include "core/strings.h"
+
+namespace cardiac::config {
+
+std::string TableReader::where(const toml::source_region& r) const {
+  return fmt::format("{}:{}:{}", origin_, r.begin.line, r.begin.column);
+}
+
+std::string TableReader::key_name(std::string_view key) const {
+  return name_.empty() ? std::string(key) : fmt::format("{}.{}", name_, key);
+}
+
+Error TableReader::bad(std::string_view key, const toml::node& n, std::string_view what) const {
+  return Error::invalid(fmt::format("'{}' must be {}", key_name(key), what), where(n.source()));
+}
+
+Status TableReader::only(const std::set<std::string_view>& allowed) const {
+  for (const auto& [key, node] : table_) {
+    (void)node;
+    if (!allowed.count(key.str())) {
+      return fail(Error::invalid(fmt::format("unknown key '{}'", key_name(key.str())),
+                                 where(key.source())));
+    }
+  }
+  return {};
+}
+
+Status TableReader::get(std::string_view key, std::string& out) const {
+  const toml::node* n = table_.get(key);
+  if (!n) return {};
+  auto v = n->value<std::string>();
+  if (!v) return fail(bad(key, *n, "a string"));
+  out = *v;
+  return {};
+}
+
+Status TableReader::get(std::string_view key, bool& out) const {
+  const toml::node* n = table_.get(key);
+  if (!n) return {};
+  auto v = n->value<bool>();
+  if (!v) return fail(bad(key, *n, "true or false"));
+  out = *v;
+  return {};
+}
+
+Status TableReader::get(std::string_view key, unsigned& out) const {
+  const toml::node* n = table_.get(key);
+  if (!n) return {};
+  auto v = n->value<std::int64_t>();
+  if (!v || *v < 0 || *v > 1'000'000) return fail(bad(key, *n, "a non-negative integer"));
+  out = static_cast<unsigned>(*v);
+  return {};
+}
+
+Status TableReader::get_duration(std::string_view key, DurationNs& out) const {
+  const toml::node* n = table_.get(key);
+  if (!n) return {};
+  std::optional<std::int64_t> ns;
+  if (auto s = n->value<std::string>()) ns = parse_duration_ns(*s);
+  if (n->is_number()) {
+    if (auto d = n->value<double>()) ns = static_cast<std::int64_t>(*d * 1e9);
+  }
+  if (!ns || *ns <= 0) return fail(bad(key, *n, "a positive duration such as \"5s\" or \"500ms\""));
+  out = *ns;
+  return {};
+}
+
+Status TableReader::get(std::string_view key, std::vector<std::string>& out) const {
+  const toml::node* n = table_.get(key);
+  if (!n) return {};
+  const toml::array* arr = n->as_array();
+  if (!arr) return fail(bad(key, *n, "an array of strings"));
+  std::vector<std::string> items;
+  for (const auto& item : *arr) {
+    auto s = item.value<std::string>();
+    if (!s) return fail(bad(key, item, "an array of strings"));
+    items.push_back(*s);
+  }
+  out = std::move(items);
+  return {};
+}
+
+Status TableReader::get(std::string_view key, std::map<std::string, std::string>& out) const {
+  const toml::node* n = table_.get(key);
+  if (!n) return {};
+  const toml::table* t = n->as_table();
+  if (!t) return fail(bad(key, *n, "a table of strings"));
+  for (const auto& [k, v] : *t) {
+    auto s = v.value<std::string>();
+    if (!s) return fail(bad(key, v, "a table of strings"));
+    out[std::string(k.str())] = *s;
+  }
+  return {};
+}
+
+}  // namespace cardiac::config

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: Apache-2.0
+// The agent's HTTP API and /metrics endpoint; serves what a Backend supplies, computes nothing.
+#include "server/http_server.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <thread>
+
+#include "core/log.h"
+#include "core/strings.h"
+#include "server/params.h"
+
+namespace cardiac::server {
+namespace {
+
+using nlohmann::json;
+
+// Who may call an endpoint; see authorize().
+enum class Access {
+  kOpen,    // /metrics, /healthz: scrapers must not need secrets unless asked to
+  kRead,    // GET /api/...: open on loopback, token on any other bind
+  kMutate,  // POST /api/...: always a token, or a loopback peer when none is configured
+};
+
+// Thrown inside handlers to leave with a 4xx; caught by the route wrapper. Keeps each handler a
+// straight line instead of a ladder of early returns.
+struct HttpError {
+  int status;
+  std::string message;
+  std::string field;
+};
+
+void send_json(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  // dump() with replace: backend strings (hostnames, process names) may not be valid UTF-8,
+  // and a throw here would turn a good answer into a 500.
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+}
+
+void send_error(httplib::Response& res, int status, const std::string& message,
+                const std::string& field = {}) {
+  json body = {{"error", message}};
+  if (!field.empty()) body["field"] = field;
+  send_json(res, status, body);
+}
+
+int status_for(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kParse:
+      return 400;
+    case ErrorCode::kPermission:
+      return 403;
+    case ErrorCode::kNotFound:
+      return 404;
+    case ErrorCode::kUnsupported:
+      return 501;
+    case ErrorCode::kUnavailable:
+      return 503;
+    case ErrorCode::kTimeout:
+      return 504;
+    default:
+      return 500;
+  }
+}
+
+// Sends a backend Result: the value as 200, the error with its mapped status.
+void send_result(httplib::Response& res, const Result<json>& r) {
+  if (r) {
+    send_json(res, 200, *r);
+    return;
+  }
+  int status = status_for(r.error().code);
+  if (status >= 500) log::warn("http: backend error: {}", r.error().what());
+  send_error(res, status, r.error().what());
+}
+
+// Compares without an early exit so response timing does not reveal a token prefix.
+bool constant_time_equal(std::string_view a, std::string_view b) {
+  unsigned diff = a.size() == b.size() ? 0U : 1U;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned>(a[i] ^ (i < b.size() ? b[i] : 0));
+  }
+  return diff == 0;
+}
+
+std::string param(const httplib::Request& req, const char* name) {
+  return req.has_param(name) ? req.get_param_value(name) : std::string();
+}
+
+// A time parameter with a default; a bad value is a 400 naming the field.
+TimeNs time_param(const httplib::Request& req, const char* name, TimeNs now, TimeNs fallback) {
+  std::string text = param(req, name);
+  if (text.empty()) return fallback;
+  auto t = parse_time_param(text, now);
+  if (!t) throw HttpError{400, t.error().what(), name};
+  return *t;
+}
+
+std::int64_t int_param(const httplib::Request& req, const char* name, std::int64_t fallback,
+                       std::int64_t lo, std::int64_t hi) {
+  std::string text = param(req, name);
+  if (text.empty()) return fallback;
+  auto v = parse_i64(text);
+  if (!v || *v < lo || *v > hi) {
+    throw HttpError{400,
+                    "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                        "], got '" + text + "'",
+                    name};
+  }
+  return *v;
+}
+
+// The JSON object body of a POST; empty allowed only when `optional`.
+json body_object(const httplib::Request& req, bool optional) {
+  if (trim(req.body).empty()) {
+    if (optional) return json::object();
+    throw HttpError{400, "request body must be a JSON object", "body"};
+  }
+  json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) throw HttpError{400, "request body is not valid JSON", "body"};
+  if (!body.is_object()) throw HttpError{400, "request body must be a JSON object", "body"};
+  return body;
+}
+
+// A string member of a body object; absent → fallback, wrong type → 400 naming the member.
+std::string body_string(const json& body, const char* name, std::string fallback) {
+  auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return fallback;
+  if (!it->is_string()) throw HttpError{400, std::string(name) + " must be a string", name};
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+  Backend& backend;
+  ServerOptions opt;
+  const Clock& clock;
+  bool loopback_bind = true;
+  std::unique_ptr<httplib::Server> svr;
+  std::thread thread;
+
+  Impl(Backend& b, ServerOptions o, const Clock& c) : backend(b), opt(std::move(o)), clock(c) {}
+
+  // Returns false after filling `res` with 401/403 when the caller may not proceed.
+  bool authorize(const httplib::Request& req, httplib::Response& res, Access access) const {
+    bool need_token = access == Access::kMutate || (access == Access::kRead && !loopback_bind) ||
+                      (access == Access::kOpen && opt.metrics_need_token);
+    if (!need_token) return true;
+    if (opt.token.empty()) {
+      // Only kMutate gets here (start() refuses the other cases without a token). With no
+      // token to check, the peer must be local so that only local users can change alerts.
+      if (is_loopback_host(req.remote_addr)) return true;
+      send_error(res, 403, "mutating requests need a configured token or a loopback client");
+      return false;
+    }
+    std::string auth = req.get_header_value("Authorization");
+    constexpr std::string_view kBearer = "Bearer ";
+    if (!starts_with(auth, kBearer)) {
+      res.set_header("WWW-Authenticate", "Bearer");
+      send_error(res, 401, "missing 'Authorization: Bearer <token>' header");
+      return false;
+    }
+    if (!constant_time_equal(trim(std::string_view(auth).substr(kBearer.size())), opt.token)) {
+      send_error(res, 403, "invalid token");
+      return false;
+    }
+    return true;
+  }
+
+  // Every route goes through here: auth first, then the handler inside a catch-all so a
+  // throwing backend costs one request a 500, never the agent.
+  httplib::Server::Handler route(
+      Access access, std::function<void(const httplib::Request&, httplib::Response&)> h) {
+    return [this, access, h = std::move(h)](const httplib::Request& req, httplib::Response& res) {
+      try {
+        if (!authorize(req, res, access)) return;
+        h(req, res);
+      } catch (const HttpError& e) {
+        send_error(res, e.status, e.message, e.field);
+      } catch (const std::exception& e) {
+        log::error("http: {} {} failed: {}", req.method, req.path, e.what());
+        send_error(res, 500, std::string("internal error: ") + e.what());
+      } catch (...) {
+        log::error("http: {} {} failed with a non-standard exception", req.method, req.path);
+        send_error(res, 500, "internal error");
+      }
+    };
+  }
+
+  void install_routes();
+};
+
+void HttpServer::Impl::install_routes() {
+  svr->Get("/metrics", route(Access::kOpen, [this](const auto&, auto& res) {
+             res.set_content(backend.metrics_text(), kMetricsContentType);
+           }));
+  svr->Get("/healthz", route(Access::kOpen, [this](const auto&, auto& res) {
+             std::string why;
+             bool ok = backend.healthy(&why);
+             res.status = ok ? 200 : 503;
+             res.set_content(ok ? "ok\n" : (why.empty() ? "unhealthy" : why) + "\n",
+                             "text/plain; charset=utf-8");
+           }));
+  svr->Get("/api/v1/status", route(Access::kRead, [this](const auto&, auto& res) {
+             send_json(res, 200, backend.status());
+           }));
+  svr->Get("/api/v1/history", route(Access::kRead, [this](const auto& req, auto& res) {
+             TimeNs now = clock.now();
+             HistoryQuery q;
+             q.metric = param(req, "metric");
+             if (q.metric.empty()) throw HttpError{400, "metric is required", "metric"};
+             if (req.has_param("gpu")) {
+               q.gpu = static_cast<int>(int_param(req, "gpu", 0, 0, 1023));
+             }
+             q.since = time_param(req, "since", now, now - 3600 * kNsPerSec);
+             q.until = time_param(req, "until", now, now);
+             if (q.since > q.until) throw HttpError{400, "since is after until", "since"};
+             std::string step = param(req, "step");
+             if (!step.empty()) {
+               auto d = parse_duration_param(step);
+               if (!d) throw HttpError{400, d.error().what(), "step"};
+               q.step = *d;
+             }
+             send_result(res, backend.history(q));
+           }));
+  svr->Get("/api/v1/events", route(Access::kRead, [this](const auto& req, auto& res) {
+             TimeNs now = clock.now();
+             TimeNs since = time_param(req, "since", now, now - 24 * 3600 * kNsPerSec);
+             auto limit = static_cast<int>(int_param(req, "limit", 100, 1, 10000));
+             send_result(res, backend.events(since, limit));
+           }));
+  svr->Get("/api/v1/alerts", route(Access::kRead, [this](const auto& req, auto& res) {
+             std::string all = to_lower(param(req, "all"));
+             send_result(res, backend.alerts(all == "1" || all == "true" || all == "yes"));
+           }));
+  svr->Post(R"(/api/v1/alerts/([^/]+)/ack)",
+            route(Access::kMutate, [this](const auto& req, auto& res) {
+              auto id = parse_i64(req.matches[1].str());
+              if (!id || *id < 0) throw HttpError{400, "alert id must be an integer", "id"};
+              json body = body_object(req, /*optional=*/true);
+              std::string who = body_string(body, "by", "api@" + req.remote_addr);
+              send_result(res, backend.ack_alert(*id, who));
+            }));
+  svr->Post("/api/v1/silences", route(Access::kMutate, [this](const auto& req, auto& res) {
+              json body = body_object(req, /*optional=*/false);
+              std::string matcher = body_string(body, "matcher", "");
+              if (trim(matcher).empty()) throw HttpError{400, "matcher is required", "matcher"};
+              std::string dur_text = body_string(body, "duration", "");
+              if (dur_text.empty()) throw HttpError{400, "duration is required", "duration"};
+              auto duration = parse_duration_param(dur_text);
+              if (!duration) throw HttpError{400, duration.error().what(), "duration"};
+              std::string who = body_string(body, "by", "api@" + req.remote_addr);
+              std::string comment = body_string(body, "comment", "");
+              send_result(res, backend.silence(matcher, *duration, who, comment));
+            }));
+
+  // Errors httplib produces itself (404, 413, 400 on a bad request line) come with an empty
+  // body; give them the same JSON shape as ours. Our own errors already have a body.
+  svr->set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    std::string msg =
+        res.status == 413   ? "request body larger than " + std::to_string(kMaxBodyBytes) + " bytes"
+        : res.status == 404 ? "no such endpoint"
+                            : "request failed (HTTP " + std::to_string(res.status) + ")";
+    send_error(res, res.status, msg);
+  });
+  // Backstop for anything thrown outside route() (should not happen; route() catches all).
+  svr->set_exception_handler(
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr) {
+        log::error("http: {} {}: unhandled exception", req.method, req.path);
+        send_error(res, 500, "internal error");
+      });
+}
+
+HttpServer::HttpServer(Backend& backend, ServerOptions options, const Clock& clock)
+    : impl_(std::make_unique<Impl>(backend, std::move(options), clock)) {}
+
+HttpServer::~HttpServer() {
+  stop();
+}
+
+Result<int> HttpServer::start() {
+  Impl& m = *impl_;
+  const ServerOptions& o = m.opt;
+  if (m.svr) return fail(Error::invalid("HTTP server already started"));
+  if (o.port < 0 || o.port > 65535) {
+    return fail(Error::invalid("port must be 0..65535, got " + std::to_string(o.port)));
+  }
+  m.loopback_bind = is_loopback_host(o.address);
+  if (!m.loopback_bind && o.token.empty()) {
+    return fail(Error::invalid("refusing to listen on " + o.address +
+                               " without a token: set a token or bind 127.0.0.1"));
+  }
+  if (o.metrics_need_token && o.token.empty()) {
+    return fail(Error::invalid("metrics_need_token is set but no token is configured"));
+  }
+  if (o.tls_cert.empty() != o.tls_key.empty()) {
+    return fail(Error::invalid("TLS needs both a certificate and a key file"));
+  }
+  std::unique_ptr<httplib::Server> svr;
+  if (!o.tls_cert.empty()) {
+#ifdef CPPHTTPLIB_OPENSSL_SUPPORT
+    auto ssl = std::make_unique<httplib::SSLServer>(o.tls_cert.c_str(), o.tls_key.c_str());
+    if (!ssl->is_valid()) {
+      return fail(Error::invalid("cannot load TLS certificate/key (" + o.tls_cert + ", " +
+                                 o.tls_key + ")"));
+    }
+    svr = std::move(ssl);
+#else
+    return fail(Error::unsupported("TLS configured but cpp-httplib was built without OpenSSL"));
+#endif
+  } else {
+    svr = std::make_unique<httplib::Server>();
+  }
+  // httplib's default also sets SO_REUSEPORT, which lets a second agent bind the same port and
+  // silently share its traffic; keep only SO_REUSEADDR (quick restart over TIME_WAIT).
+  svr->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  svr->set_payload_max_length(kMaxBodyBytes);
+  // Short keep-alive and read timeouts: an idle or slow client pins a worker thread, and
+  // stop() waits for workers.
+  svr->set_keep_alive_timeout(2);
+  svr->set_read_timeout(5, 0);
+  svr->set_write_timeout(5, 0);
+  m.svr = std::move(svr);
+  m.install_routes();
+
+  int port = o.port;
+  if (port == 0) {
+    port = m.svr->bind_to_any_port(o.address);
+  } else if (!m.svr->bind_to_port(o.address, port)) {
+    port = -1;
+  }
+  if (port < 0) {
+    m.svr.reset();
+    return fail(Error::unavailable("cannot bind " + o.address + ":" + std::to_string(o.port) +
+                                   " (address in use, not local, or not permitted)"));
+  }
+  m.thread = std::thread([&m] { m.svr->listen_after_bind(); });
+  // stop() before listen_after_bind() sets is_running would be lost and the thread would
+  // serve forever; wait until it runs (microseconds in practice).
+  for (int i = 0; i < 2000 && !m.svr->is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  log::info("http: listening on {}:{}{}", o.address, port, o.tls_cert.empty() ? "" : " (TLS)");
+  return port;
+}
+
+void HttpServer::stop() {
+  Impl& m = *impl_;
+  if (!m.svr) return;
+  m.svr->stop();
+  if (m.thread.joinable()) m.thread.join();
+  m.svr.reset();
+}
+
+}  // namespace cardiac::server

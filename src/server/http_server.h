@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// The agent's HTTP API and /metrics endpoint; serves what a Backend supplies, computes nothing.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/clock.h"
+#include "core/result.h"
+
+namespace cardiac::server {
+
+// The default port. Chosen away from dcgm-exporter (9400) and node_exporter (9100) so cardiac
+// can run next to both on one host.
+inline constexpr int kDefaultPort = 9847;
+
+// Request bodies above this are answered 413 before a handler sees them: the API only takes
+// small JSON documents, so a big body is a mistake or an attack.
+inline constexpr std::size_t kMaxBodyBytes = 64 * 1024;
+
+// Must equal metrics::kExpositionContentType; repeated here because server/ may not depend on
+// metrics/ (the agent renders the text and hands it over through Backend::metrics_text).
+inline constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+struct HistoryQuery {
+  std::string metric;
+  std::optional<int> gpu;  // nullopt: every GPU (or a host metric)
+  TimeNs since = 0;        // inclusive, ns since the UTC epoch
+  TimeNs until = 0;        // inclusive
+  DurationNs step = 0;     // 0: raw samples; otherwise the backend buckets to this width
+};
+
+// What the agent implements. Called from the server's worker threads, concurrently: an
+// implementation must be thread-safe. Errors map to HTTP statuses (invalid/parse → 400,
+// not found → 404, unsupported → 501, unavailable → 503, permission → 403, others → 500).
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string metrics_text() = 0;      // Prometheus exposition
+  virtual nlohmann::json status() = 0;         // latest status report JSON
+  virtual bool healthy(std::string* why) = 0;  // false when sampling stalled
+  virtual Result<nlohmann::json> history(const HistoryQuery& query) = 0;
+  virtual Result<nlohmann::json> events(TimeNs since, int limit) = 0;
+  virtual Result<nlohmann::json> alerts(bool include_resolved) = 0;
+  virtual Result<nlohmann::json> ack_alert(std::int64_t id, const std::string& who) = 0;
+  virtual Result<nlohmann::json> silence(const std::string& matcher, DurationNs duration,
+                                         const std::string& who, const std::string& comment) = 0;
+};
+
+struct ServerOptions {
+  std::string address = "127.0.0.1";
+  int port = kDefaultPort;  // 0: an ephemeral port, returned by start()
+  std::string token;        // bearer token; required for any non-loopback address
+  std::string tls_cert;     // PEM paths; both or neither
+  std::string tls_key;
+  bool metrics_need_token = false;  // also guard /metrics and /healthz
+};
+
+class HttpServer {
+ public:
+  HttpServer(Backend& backend, ServerOptions options, const Clock& clock = SystemClock::instance());
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Validates the options, binds, and serves on a thread of its own. Returns the bound port.
+  // Refuses (nothing bound) a non-loopback address without a token, TLS without both files or
+  // without TLS support in cpp-httplib, and a start while running.
+  Result<int> start();
+  // Stops accepting, waits for in-flight requests, joins the thread. Idempotent.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cardiac::server
