@@ -30,6 +30,7 @@ constexpr cardiac::cli::CommandSpec kCommands[] = {
      cardiac::cli::register_agent},
     {"alerts", "List alerts; acknowledge or silence them", cardiac::cli::register_alerts},
     {"events", "Kernel-log and Xid events from the agent's store", cardiac::cli::register_events},
+    {"export", "Integration files: Prometheus alerting rules", cardiac::cli::register_export},
     {"history", "A metric's history from the agent's store", cardiac::cli::register_history},
     {"scenario", "Record this machine's NVML answers into a fake-NVML scenario file",
      cardiac::cli::register_scenario},

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runs `cardiac agent` as a real process on the fake NVML for end-to-end tests, with its own
+// state directory, configuration and scenario file, all removed afterwards.
+#pragma once
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "platform/subprocess.h"
+
+namespace cardiac::e2e {
+
+// A free loopback port: bind port 0, read it back, release it.
+inline int free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  int port = ntohs(a.sin_port);
+  close(fd);
+  return port;
+}
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Polls `ready` every 50 ms until it holds or `seconds` pass. Waiting for an observable
+// condition, not for time: the bound only stops a broken test from hanging.
+inline bool eventually(const std::function<bool()>& ready, double seconds = 30) {
+  TimeNs until = SystemClock::instance().monotonic() + static_cast<TimeNs>(seconds * 1e9);
+  while (SystemClock::instance().monotonic() < until) {
+    if (ready()) return true;
+    timespec ts{0, 50 * kNsPerMs};
+    nanosleep(&ts, nullptr);
+  }
+  return ready();
+}
+
+class AgentProcess {
+ public:
+  // `extra_config` is appended to a configuration naming the fake NVML, a free port, a kernel
+  // log file and a state directory in a fresh temporary directory.
+  AgentProcess(const std::string& scenario_json_text, const std::string& extra_config) {
+    char tmpl[] = "/tmp/cardiac-agent-e2e-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    port_ = free_port();
+    write_scenario(scenario_json_text);
+    std::ofstream(dir_ + "/kern.log").flush();
+    std::ofstream cfg(dir_ + "/cardiac.toml");
+    cfg << "[nvml]\nlibrary = \"" << FAKE_NVML_PATH << "\"\ntimeout = \"1s\"\n"
+        << "[kmsg]\nsource = \"" << dir_ << "/kern.log\"\n"
+        << extra_config << "\n"
+        << "[agent]\nstate_dir = \"" << dir_ << "/state\"\nlisten = \"127.0.0.1:" << port_ << "\"\n"
+        << agent_keys_ << "\n";
+  }
+  ~AgentProcess() {
+    kill9();
+    std::filesystem::remove_all(dir_);
+  }
+  // Keys for the [agent] table (must be set before start()).
+  void agent_keys(const std::string& keys) {
+    agent_keys_ = keys;
+    std::string text = read_text(config_path());
+    std::ofstream(config_path(), std::ios::trunc) << text << keys << "\n";
+  }
+  void write_scenario(const std::string& text) const {
+    std::string tmp = dir_ + "/scenario.json.tmp";
+    std::ofstream(tmp, std::ios::trunc) << text;
+    std::filesystem::rename(tmp, dir_ + "/scenario.json");
+  }
+  bool start() {
+    SpawnOptions o;
+    o.argv = {CARDIAC_BINARY, "agent", "--config", config_path()};
+    o.env = {{"CARDIAC_FAKE_NVML_SCENARIO", dir_ + "/scenario.json"}};
+    o.pipe_stdin = false;
+    o.pipe_stdout = false;
+    auto c = Child::spawn(o);
+    if (!c) return false;
+    child_ = std::move(*c);
+    return eventually([&] { return get("/healthz").first == 200; });
+  }
+  void kill9() {
+    if (child_.running()) {
+      child_.signal(SIGKILL);
+      child_.wait();
+    }
+  }
+  int terminate() {
+    child_.signal(SIGTERM);
+    int status = child_.wait();
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  std::pair<int, std::string> get(const std::string& path) const {
+    httplib::Client cli("127.0.0.1", port_);
+    cli.set_connection_timeout(1, 0);
+    cli.set_read_timeout(5, 0);
+    auto r = cli.Get(path.c_str());
+    if (!r) return {0, ""};
+    return {r->status, r->body};
+  }
+  [[nodiscard]] const std::string& dir() const { return dir_; }
+  [[nodiscard]] std::string config_path() const { return dir_ + "/cardiac.toml"; }
+  [[nodiscard]] std::string state_dir() const { return dir_ + "/state"; }
+  [[nodiscard]] int port() const { return port_; }
+
+ private:
+  std::string dir_;
+  std::string agent_keys_;
+  int port_ = 0;
+  Child child_;
+};
+
+inline nlohmann::json scenario(const std::string& name) {
+  std::ifstream in(std::string(CARDIAC_FIXTURES_DIR) + "/scenarios/" + name);
+  return nlohmann::json::parse(in);
+}
+
+}  // namespace cardiac::e2e

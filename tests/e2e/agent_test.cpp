@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+// `cardiac agent` end to end on the fake NVML: /metrics and the API, a rule firing after its
+// `for` and resolving below its clear threshold, the kernel log, kill -9 without losing
+// committed data, a hung driver that does not stop the agent, and bad configuration.
+#include <gtest/gtest.h>
+
+#include "store/db.h"
+#include "tests/e2e/agent_support.h"
+#include "tests/e2e/run_cardiac.h"
+
+namespace cardiac::e2e {
+namespace {
+
+// A rule with a short `for`, so the test sees pending → firing → resolved in seconds.
+const char* kThermalRule = R"(
+[[rule]]
+name = "test_gpu_hot"
+metric = "gpu_temperature"
+op = ">="
+threshold = 85
+clear = 80
+for = "1s"
+severity = "critical"
+description = "GPU {gpu} at {value} °C"
+)";
+
+std::string exec_notifier(const std::string& file) {
+  return "[[notifier]]\ntype = \"exec\"\nargv = [\"/usr/bin/tee\", \"-a\", \"" + file + "\"]\n";
+}
+
+TEST(Agent, ServesMetricsAndTheApi) {
+  AgentProcess agent(scenario("healthy-8xh100.json").dump(), "");
+  agent.agent_keys("interval = \"200ms\"\nhost_interval = \"500ms\"\nmetrics_compat = \"dcgm\"\n");
+  ASSERT_TRUE(agent.start());
+  std::string metrics;
+  ASSERT_TRUE(eventually([&] {
+    metrics = agent.get("/metrics").second;
+    return metrics.find("cardiac_gpu_temperature_celsius{gpu=\"7\"") != std::string::npos;
+  }));
+  EXPECT_NE(metrics.find("DCGM_FI_DEV_GPU_TEMP{gpu=\"0\""), std::string::npos);
+  EXPECT_NE(metrics.find("cardiac_agent_samples_total"), std::string::npos);
+  EXPECT_NE(metrics.find("cardiac_host_memory_total_bytes"), std::string::npos);
+  // NOT_SUPPORTED stays absent: H100 SXM boards have no fan.
+  EXPECT_EQ(metrics.find("cardiac_gpu_fan_speed"), std::string::npos);
+  auto status = nlohmann::json::parse(agent.get("/api/v1/status").second);
+  EXPECT_EQ(status["gpus"].size(), 8u);
+  EXPECT_EQ(agent.get("/healthz").first, 200);
+  EXPECT_EQ(agent.terminate(), 0);
+}
+
+TEST(Agent, RuleFiresAfterItsForAndResolvesBelowClear) {
+  auto sc = scenario("thermal-throttle.json");
+  sc.erase("timeline");  // the test decides when it cools down
+  AgentProcess agent(sc.dump(), "");
+  std::string rules = agent.dir() + "/rules.toml";
+  std::ofstream(rules) << kThermalRule;
+  std::string notes = agent.dir() + "/notes.json";
+  // The notifier table must come before [agent]; rewrite the file in order.
+  std::string cfg = read_text(agent.config_path());
+  auto at = cfg.find("[agent]");
+  cfg.insert(at, exec_notifier(notes));
+  std::ofstream(agent.config_path(), std::ios::trunc) << cfg;
+  agent.agent_keys("interval = \"200ms\"\nrules = \"" + rules + "\"\ndefault_rules = false\n");
+  ASSERT_TRUE(agent.start());
+
+  ASSERT_TRUE(eventually([&] { return read_text(notes).find("\"firing\"") != std::string::npos; }))
+      << read_text(notes);
+  auto firing = read_text(notes);
+  EXPECT_NE(firing.find("\"alertname\":\"test_gpu_hot\""), std::string::npos) << firing;
+  EXPECT_NE(firing.find("\"gpu\":\"1\""), std::string::npos);
+  EXPECT_EQ(firing.find("\"gpu\":\"0\""), std::string::npos);  // GPU 0 is cool
+
+  // Between clear (80) and threshold (85): stays firing (hysteresis).
+  sc["devices"][1]["temperature"] = 83;
+  agent.write_scenario(sc.dump());
+  ASSERT_TRUE(eventually([&] {
+    return agent.get("/metrics").second.find("cardiac_gpu_temperature_celsius{gpu=\"1\"") !=
+               std::string::npos &&
+           agent.get("/api/v1/status").second.find("\"temperature\":83") != std::string::npos;
+  }));
+  auto alerts = nlohmann::json::parse(agent.get("/api/v1/alerts").second);
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0]["state"], "firing");
+
+  sc["devices"][1]["temperature"] = 70;
+  agent.write_scenario(sc.dump());
+  ASSERT_TRUE(
+      eventually([&] { return read_text(notes).find("\"resolved\"") != std::string::npos; }));
+  EXPECT_EQ(agent.terminate(), 0);
+
+  // The CLI reads the same history.
+  RunResult alerts_cli =
+      run_cardiac({"alerts", "--state-dir", agent.state_dir(), "--json", "list", "--all"});
+  auto all = nlohmann::json::parse(alerts_cli.out);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0]["state"], "resolved");
+}
+
+TEST(Agent, KernelLogXidsBecomeEventsAndCounters) {
+  AgentProcess agent(scenario("healthy-8xh100.json").dump(), "");
+  agent.agent_keys("interval = \"200ms\"\n");
+  ASSERT_TRUE(agent.start());
+  std::ofstream(agent.dir() + "/kern.log", std::ios::app)
+      << "[  123.456789] NVRM: Xid (PCI:0000:2a:00): 79, pid=1234, name=python, GPU has fallen "
+         "off the bus.\n";
+  ASSERT_TRUE(eventually([&] {
+    return agent.get("/metrics").second.find("cardiac_gpu_xid_errors_total{gpu=\"1\"") !=
+           std::string::npos;
+  }));
+  auto events = nlohmann::json::parse(agent.get("/api/v1/events?since=1h").second);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events[0]["xid"], 79);
+  EXPECT_EQ(events[0]["pci_bus_id"], "0000:2a:00.0");
+}
+
+TEST(Agent, KillNineLosesNothingCommitted) {
+  AgentProcess agent(scenario("healthy-8xh100.json").dump(), "");
+  agent.agent_keys("interval = \"100ms\"\n");
+  std::string cfg = read_text(agent.config_path());
+  cfg.insert(cfg.find("[agent]"), "[store]\nflush_interval = \"200ms\"\n");
+  std::ofstream(agent.config_path(), std::ios::trunc) << cfg;
+  ASSERT_TRUE(agent.start());
+  std::string db_path = agent.state_dir() + "/cardiac.db";
+  auto count = [&] {
+    auto db = store::Db::open(db_path);
+    if (!db) return std::int64_t{-1};
+    auto n = db->query_int64("SELECT count(*) FROM samples");
+    return n && *n ? **n : std::int64_t{-1};
+  };
+  ASSERT_TRUE(eventually([&] { return count() > 2000; }));
+  agent.kill9();  // in the middle of sampling and batched writes
+  std::int64_t committed = count();
+  ASSERT_GT(committed, 0);
+  {
+    auto db = store::Db::open(db_path);
+    ASSERT_TRUE(db);
+    auto check = db->query_text("PRAGMA integrity_check");
+    ASSERT_TRUE(check && *check);
+    EXPECT_EQ(**check, "ok");
+  }
+  ASSERT_TRUE(agent.start());
+  ASSERT_TRUE(eventually([&] { return count() > committed; }));
+  EXPECT_EQ(agent.terminate(), 0);
+}
+
+TEST(Agent, HungDriverDoesNotStopTheAgent) {
+  AgentProcess agent(scenario("hang.json").dump(), "");
+  agent.agent_keys("interval = \"200ms\"\nhost_interval = \"500ms\"\n");
+  ASSERT_TRUE(agent.start());
+  std::string metrics;
+  ASSERT_TRUE(eventually([&] {
+    metrics = agent.get("/metrics").second;
+    return metrics.find("cardiac_gpu_up{gpu=\"3\"") != std::string::npos;
+  }));
+  EXPECT_NE(metrics.find("cardiac_gpu_up{gpu=\"3\""), std::string::npos);
+  EXPECT_NE(metrics.find("cardiac_host_memory_total_bytes"), std::string::npos);
+  // Sampling goes on for the other GPUs: the sample counter keeps rising.
+  auto samples = [&] {
+    auto j = nlohmann::json::parse(agent.get("/api/v1/status").second, nullptr, false);
+    return j.is_object() && j.contains("gpus") && j["gpus"].size() == 8 &&
+           j["gpus"][3]["health"] == "unresponsive" && j["gpus"][4]["health"] == "ok";
+  };
+  EXPECT_TRUE(eventually(samples));
+  EXPECT_EQ(agent.get("/healthz").first, 200);
+}
+
+TEST(Agent, BadConfigurationAndStateAreClearErrors) {
+  std::string bad = "/tmp/cardiac-agent-bad.toml";
+  std::ofstream(bad) << "[agent]\nintreval = \"1s\"\n";
+  RunResult r = run_cardiac({"agent", "--config", bad});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(bad + ":2:1: unknown key 'agent.intreval'"), std::string::npos) << r.err;
+
+  std::ofstream(bad, std::ios::trunc) << "[agent]\nstate_dir = \"/dev/null/state\"\n";
+  RunResult st = run_cardiac({"agent", "--config", bad});
+  EXPECT_NE(st.exit_code, 0);
+  EXPECT_NE(st.err.find("/dev/null/state"), std::string::npos) << st.err;
+
+  char tmpl[] = "/tmp/cardiac-corrupt-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::ofstream(dir + "/cardiac.db") << std::string(8192, 'x');
+  std::ofstream(bad, std::ios::trunc)
+      << "[agent]\nstate_dir = \"" << dir << "\"\nlisten = \"127.0.0.1:" << free_port() << "\"\n";
+  RunResult corrupt = run_cardiac({"agent", "--config", bad});
+  EXPECT_NE(corrupt.exit_code, 0);
+  EXPECT_NE(corrupt.err.find(dir + "/cardiac.db"), std::string::npos) << corrupt.err;
+  // The corrupt file is left as it was for a person to inspect.
+  EXPECT_EQ(read_text(dir + "/cardiac.db"), std::string(8192, 'x'));
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(bad);
+}
+
+TEST(Agent, PrintsItsDefaultConfiguration) {
+  RunResult r = run_cardiac({"agent", "--print-default-config"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("listen = \"127.0.0.1:9847\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cardiac::e2e
