@@ -11,6 +11,7 @@ PACKAGES=(
   libsqlite3-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang clang-format clang-tidy hyperfine
+  prometheus prometheus-alertmanager prometheus-node-exporter curl
 )
 
 SUDO=""
@@ -23,7 +24,17 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   $SUDO apt-get update -qq
+  # Prometheus and Alertmanager are for the tests, which start their own copies on loopback:
+  # keep the packages from starting system services while they install.
+  policy=/usr/sbin/policy-rc.d
+  created_policy=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+    $SUDO chmod +x "$policy"
+    created_policy=1
+  fi
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  if [ "$created_policy" = 1 ]; then $SUDO rm -f "$policy"; fi
 else
   echo "setup: all packages present"
 fi
