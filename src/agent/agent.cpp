@@ -102,9 +102,12 @@ Status Agent::start() {
   if (!rules) return fail(rules.error());
   s.engine = std::make_unique<rules::RuleEngine>(std::move(*rules));
 
-  auto dispatcher = make_dispatcher(c);
+  auto dispatcher = make_dispatcher(c, false);
   if (!dispatcher) return fail(dispatcher.error());
   s.dispatcher = std::move(*dispatcher);
+  auto am = make_dispatcher(c, true);
+  if (!am) return fail(am.error());
+  s.am_dispatcher = std::move(*am);
 
   s.fs = std::make_shared<RootFs>(c.host.root);
   telemetry::GpuCollectorOptions copts;
@@ -150,6 +153,7 @@ void Agent::stop() {
   }
   s.threads.clear();
   if (s.dispatcher) s.dispatcher->stop();
+  if (s.am_dispatcher) s.am_dispatcher->stop();
   std::lock_guard lock(s.writer_mu);
   if (s.writer) {
     if (auto st = s.writer->flush(); !st) log::error("final flush failed: {}", st.error().what());

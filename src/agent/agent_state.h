@@ -76,7 +76,8 @@ struct AgentState {
   std::vector<kmsg::KernelEvent> kmsg_queue;
   kmsg::XidCounter xids;  // sampler thread only
 
-  std::unique_ptr<notify::Dispatcher> dispatcher;
+  std::unique_ptr<notify::Dispatcher> dispatcher;     // webhook, exec, log: once per change
+  std::unique_ptr<notify::Dispatcher> am_dispatcher;  // Alertmanager: changes + re-sends
   std::unique_ptr<server::Backend> backend;
   std::unique_ptr<server::HttpServer> http;
   int port = 0;
@@ -100,7 +101,17 @@ void run_maintenance(AgentState& s);
 std::unique_ptr<server::Backend> make_backend(AgentState& s);
 
 // Builds the notifiers named in the configuration (notifiers.cpp).
-Result<std::unique_ptr<notify::Dispatcher>> make_dispatcher(const config::Config& c);
+// Alertmanager forgets a firing alert it has not heard of for its resolve_timeout (5 m by
+// default), so firing alerts are sent to it again on this period, as Prometheus does.
+constexpr DurationNs kAlertmanagerResend = 60 * kNsPerSec;
+
+// The notifiers of one group: `alertmanager` selects the Alertmanager ones, otherwise all the
+// others (the log when none is configured at all). Null when the group is empty.
+Result<std::unique_ptr<notify::Dispatcher>> make_dispatcher(const config::Config& c,
+                                                            bool alertmanager);
+// Notifications for the alerts firing now (not silenced), for the periodic re-send.
+std::vector<notify::Notification> firing_notifications(const std::vector<alerts::Alert>& open,
+                                                       const std::string& hostname);
 std::vector<notify::Notification> to_notifications(const std::vector<alerts::AlertChange>& changes,
                                                    const std::string& hostname);
 

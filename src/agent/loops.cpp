@@ -63,6 +63,7 @@ void run_sampler(AgentState& s) {
   TimeNs next_tick = mono();
   TimeNs last_flush = mono();
   TimeNs last_host_written = 0;
+  TimeNs last_resend = mono();
   while (true) {
     TimeNs started = mono();
     nvml::GpuSnapshot gpus = s.collector->sample();
@@ -112,7 +113,19 @@ void run_sampler(AgentState& s) {
         if (auto st = s.writer->flush(); !st) log::warn("store flush: {}", st.error().what());
       }
     }
-    if (!outgoing.empty()) s.dispatcher->submit(std::move(outgoing));
+    if (!outgoing.empty() && s.am_dispatcher) s.am_dispatcher->submit(outgoing);
+    if (!outgoing.empty() && s.dispatcher) s.dispatcher->submit(std::move(outgoing));
+    if (s.am_dispatcher && mono() - last_resend >= kAlertmanagerResend) {
+      last_resend = mono();
+      std::vector<notify::Notification> again;
+      {
+        std::lock_guard lock(s.writer_mu);
+        if (auto open = s.alerts->list(false)) {
+          again = firing_notifications(*open, s.options.hostname);
+        }
+      }
+      if (!again.empty()) s.am_dispatcher->submit(std::move(again));
+    }
 
     auto report = std::make_shared<health::StatusReport>(
         health::build_report(std::move(gpus), std::move(host), rates));

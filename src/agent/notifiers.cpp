@@ -5,10 +5,11 @@
 
 namespace cardiac::agent {
 
-Result<std::unique_ptr<notify::Dispatcher>> make_dispatcher(const config::Config& c) {
+Result<std::unique_ptr<notify::Dispatcher>> make_dispatcher(const config::Config& c,
+                                                            bool alertmanager) {
   std::vector<std::unique_ptr<notify::Notifier>> notifiers;
   for (const auto& n : c.notifiers) {
-    Result<std::unique_ptr<notify::Notifier>> made = fail(Error::internal("unset"));
+    if ((n.type == "alertmanager") != alertmanager) continue;
     if (n.type == "alertmanager") {
       auto am = notify::AlertmanagerNotifier::create(n.url, n.timeout);
       if (!am) return fail(am.error().with_context(n.where));
@@ -26,8 +27,12 @@ Result<std::unique_ptr<notify::Dispatcher>> make_dispatcher(const config::Config
       notifiers.push_back(std::make_unique<notify::LogNotifier>());
     }
   }
+  if (alertmanager && notifiers.empty()) return std::unique_ptr<notify::Dispatcher>();
   // Without any configured notifier alerts still reach the log.
-  if (notifiers.empty()) notifiers.push_back(std::make_unique<notify::LogNotifier>());
+  if (!alertmanager && c.notifiers.empty()) {
+    notifiers.push_back(std::make_unique<notify::LogNotifier>());
+  }
+  if (notifiers.empty()) return std::unique_ptr<notify::Dispatcher>();
   return std::make_unique<notify::Dispatcher>(std::move(notifiers), notify::DispatcherOptions{});
 }
 
@@ -51,6 +56,26 @@ std::vector<notify::Notification> to_notifications(const std::vector<alerts::Ale
     out.push_back(std::move(n));
   }
   return out;
+}
+
+std::vector<notify::Notification> firing_notifications(const std::vector<alerts::Alert>& open,
+                                                       const std::string& hostname) {
+  std::vector<alerts::AlertChange> changes;
+  for (const auto& a : open) {
+    if (a.state != alerts::kStateFiring || a.silenced) continue;
+    alerts::AlertChange ch;
+    ch.status = alerts::ChangeStatus::kFiring;
+    ch.alert_id = a.id;
+    ch.fingerprint = a.fingerprint;
+    ch.rule = a.rule;
+    ch.severity = a.severity;
+    ch.labels = a.labels;
+    ch.description = a.description;
+    ch.value = a.last_value.value_or(0);
+    ch.started_ns = a.fired_ns.value_or(a.started_ns);
+    changes.push_back(std::move(ch));
+  }
+  return to_notifications(changes, hostname);
 }
 
 }  // namespace cardiac::agent
