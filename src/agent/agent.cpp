@@ -45,7 +45,7 @@ Result<std::vector<rules::Rule>> load_rules(const config::AgentSettings& a) {
   if (a.expected_gpus > 0) {
     auto r = rules::parse_rules(
         fmt::format("[[rule]]\nname = \"gpu_count_below_expected\"\nkind = \"absence\"\n"
-                    "metric = \"gpu_count\"\nexpected_gpus = {}\nfor = \"1m\"\n"
+                    "expected_gpus = {}\nfor = \"1m\"\n"
                     "severity = \"critical\"\nscope = \"host\"\n"
                     "description = \"fewer GPUs than the {} expected: {{value}} seen\"\n",
                     a.expected_gpus, a.expected_gpus),
@@ -134,6 +134,7 @@ Status Agent::start() {
   s.threads.emplace_back([&s] { run_host(s); });
   s.threads.emplace_back([&s] { run_sampler(s); });
   if (c.kmsg.enabled) s.threads.emplace_back([&s] { run_kmsg(s); });
+  s.threads.emplace_back([&s] { run_nvml_events(s); });
   s.threads.emplace_back([&s] { run_maintenance(s); });
   log::info("agent listening on {}:{}, state in {}", sopts.address, s.port, c.agent.state_dir);
   return {};

@@ -26,6 +26,7 @@
 #include "server/http_server.h"
 #include "store/db.h"
 #include "store/writer.h"
+#include "telemetry/event_worker.h"
 #include "telemetry/gpu_collector.h"
 
 namespace cardiac::agent {
@@ -74,7 +75,8 @@ struct AgentState {
 
   std::mutex kmsg_mu;
   std::vector<kmsg::KernelEvent> kmsg_queue;
-  kmsg::XidCounter xids;  // sampler thread only
+  std::vector<telemetry::GpuEvent> nvml_queue;  // from the NVML event worker
+  kmsg::XidCounter xids;                        // sampler thread only
 
   std::unique_ptr<notify::Dispatcher> dispatcher;     // webhook, exec, log: once per change
   std::unique_ptr<notify::Dispatcher> am_dispatcher;  // Alertmanager: changes + re-sends
@@ -95,6 +97,7 @@ struct AgentState {
 void run_sampler(AgentState& s);
 void run_host(AgentState& s);
 void run_kmsg(AgentState& s);
+void run_nvml_events(AgentState& s);
 void run_maintenance(AgentState& s);
 
 // The HTTP backend over the shared state (backend.cpp).

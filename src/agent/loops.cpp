@@ -30,15 +30,41 @@ void name_processes(const FileSystem& fs, nvml::GpuSnapshot& snap) {
 
 // Kernel-log events queued by the kmsg thread: stored, and Xids counted (once even when the
 // kernel log and NVML both report the same one).
+void store_event(AgentState& s, const store::Event& ev) {
+  auto inserted = store::insert_event(*s.writer_db, ev);
+  if (!inserted) log::warn("storing an event failed: {}", inserted.error().what());
+}
+
 void take_kernel_events(AgentState& s, Snapshot& next, TimeNs now) {
   std::vector<kmsg::KernelEvent> events;
+  std::vector<telemetry::GpuEvent> nvml_events;
   {
     std::lock_guard lock(s.kmsg_mu);
     events.swap(s.kmsg_queue);
+    nvml_events.swap(s.nvml_queue);
+  }
+  // NVML reports the same Xids the kernel logs: each occurrence is counted and stored once,
+  // whichever source tells first.
+  for (const auto& e : nvml_events) {
+    if (e.kind != "xid" || !e.xid) continue;
+    if (!s.xids.record(e.pci_bus_id, *e.xid, e.time_ns, kmsg::XidSource::kNvml)) continue;
+    ++next.xid_counts[{e.pci_bus_id, *e.xid}];
+    next.last_xid[e.pci_bus_id] = *e.xid;
+    store::Event ev;
+    ev.time_ns = e.time_ns;
+    ev.kind = "xid";
+    ev.gpu = e.gpu;
+    ev.pci_bus_id = e.pci_bus_id;
+    ev.xid = *e.xid;
+    ev.message = fmt::format("Xid {} reported by NVML", *e.xid);
+    ev.source = "nvml";
+    ev.dedup_key = fmt::format("nvml|{}|{}|{}", e.time_ns, e.pci_bus_id, *e.xid);
+    store_event(s, ev);
   }
   for (const auto& e : events) {
     TimeNs t = e.time_ns.value_or(now);
-    if (e.kind == "xid" && e.xid && s.xids.record(e, now)) {
+    if (e.kind == "xid" && e.xid) {
+      if (!s.xids.record(e, now)) continue;  // NVML told us already
       ++next.xid_counts[{e.pci_bus_id, *e.xid}];
       next.last_xid[e.pci_bus_id] = *e.xid;
     }
@@ -50,8 +76,7 @@ void take_kernel_events(AgentState& s, Snapshot& next, TimeNs now) {
     ev.message = e.message;
     ev.source = s.options.config.kmsg.source;
     ev.dedup_key = fmt::format("{}|{}|{}", t, e.kind, e.raw);
-    auto inserted = store::insert_event(*s.writer_db, ev);
-    if (!inserted) log::warn("storing a kernel event failed: {}", inserted.error().what());
+    store_event(s, ev);
   }
 }
 
@@ -204,6 +229,24 @@ void run_kmsg(AgentState& s) {
       }
     }
     if (!s.sleep_for(open ? 250 * kNsPerMs : 30 * kNsPerSec)) return;
+  }
+}
+
+void run_nvml_events(AgentState& s) {
+  const auto& c = s.options.config;
+  telemetry::GpuEventStream stream(s.options.executable, c.nvml.library, s.options.worker_env);
+  while (true) {
+    {
+      std::lock_guard lock(s.stop_mu);
+      if (s.stopping) return;
+    }
+    auto e = stream.next(500 * kNsPerMs);
+    if (e) {
+      std::lock_guard lock(s.kmsg_mu);
+      s.nvml_queue.push_back(std::move(*e));
+    } else if (!s.sleep_for(50 * kNsPerMs)) {
+      return;
+    }
   }
 }
 

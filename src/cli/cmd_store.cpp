@@ -214,10 +214,13 @@ Runner register_alerts(CLI::App& sub) {
   ack->add_option("ID", f->id, "Alert id")->required();
   ack->add_option("--by", f->who, "Who acknowledges (default $USER)");
   auto* silence = sub.add_subcommand("silence", "Silence alerts matching MATCHER");
-  silence->add_option("MATCHER", f->matcher, "e.g. rule=gpu_temperature_high,gpu=3")->required();
+  silence->add_option("MATCHER", f->matcher, "e.g. rule=gpu_temperature_above_slowdown,gpu=3")
+      ->required();
   silence->add_option("--for", f->duration, "How long")->capture_default_str();
   silence->add_option("--comment", f->comment, "Why");
   silence->add_option("--by", f->who, "Who silences (default $USER)");
+  // `--json` and `--state-dir` may come after the action too: `cardiac alerts list --json`.
+  for (auto* action : {list, ack, silence}) action->fallthrough();
   return [f, ack, silence](Context& ctx) {
     if (ack->parsed()) f->action = "ack";
     if (silence->parsed()) f->action = "silence";

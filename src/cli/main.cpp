@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "core/log.h"
+#include "telemetry/event_worker.h"
 #include "telemetry/gpu_worker.h"
 
 namespace {
@@ -20,7 +21,9 @@ int worker_main(int argc, char** argv) {
     std::string flag = argv[i];
     if (flag == "--nvml-lib") options.nvml_lib = argv[i + 1];
     if (flag == "--progress-fd") options.progress_fd = std::atoi(argv[i + 1]);
+    if (flag == "--events") options.events = std::string(argv[i + 1]) == "1";
   }
+  if (options.events) return cardiac::telemetry::run_event_worker(options);
   return cardiac::telemetry::run_gpu_worker(options);
 }
 

@@ -122,7 +122,7 @@ timeout = "5s"
 root = "/"
 
 [agent]
-# History database, job logs and the queue socket live here.
+# The history database (cardiac.db) lives here.
 state_dir = "/var/lib/cardiac"
 # HTTP API, /metrics and /healthz. A non-loopback address needs a token.
 listen = "127.0.0.1:9847"
@@ -140,6 +140,9 @@ rules = ""
 default_rules = true
 # Alert when NVML sees fewer GPUs than this (0: not checked).
 expected_gpus = 0
+# /healthz fails when no GPU sample came for this long (unset: 5 intervals, at least 5 s,
+# plus the NVML timeout).
+# stale_after = "30s"
 
 [kmsg]
 # Kernel log: /dev/kmsg, or a log file to follow (e.g. /var/log/kern.log).
@@ -165,6 +168,7 @@ flush_interval = "5s"
 # argv = ["/usr/local/bin/page-oncall", "--team", "gpu"]
 # [[notifier]]
 # type = "log"
+# Every notifier also takes timeout = "10s".
 )";
 }
 

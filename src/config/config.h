@@ -38,7 +38,9 @@ struct AgentSettings {
   std::string rules_file;  // extra rules (TOML); the defaults apply unless disabled
   bool default_rules = true;
   unsigned expected_gpus = 0;  // 0: not checked
-  DurationNs stale_after = 0;  // /healthz fails when no GPU sample for this long (0: 5 × interval)
+  // /healthz fails when no GPU sample came for this long; 0: max(5 × interval, 5 s), plus the
+  // NVML timeout (a sample may legitimately wait that long for a hung GPU).
+  DurationNs stale_after = 0;
 };
 
 struct KmsgSettings {

@@ -91,7 +91,8 @@ std::string metrics_reference_markdown() {
                        cell(m.help), cell(m.source), dcgm);
   }
   out += fmt::format(
-      "\nWith `compat = \"dcgm\"` each metric that has a dcgm-exporter name is also emitted "
+      "\nWith `metrics_compat = \"dcgm\"` each metric that has a dcgm-exporter name is also "
+      "emitted "
       "under that name, in dcgm-exporter's unit, with the labels {} (`pci_bus_id` in "
       "dcgm-exporter's `00000000:3B:00.0` form).\n",
       fmt::join(dcgm_labels(), ", "));

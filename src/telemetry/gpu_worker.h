@@ -21,6 +21,7 @@ inline constexpr int kWorkerProgressFd = 3;
 struct WorkerOptions {
   std::string nvml_lib;  // empty: the default search order
   int progress_fd = -1;  // inherited memfd, or -1
+  bool events = false;   // run the event stream (event_worker.h) instead of sampling
 };
 
 // Runs the worker loop on stdin/stdout until the parent quits; returns the exit code.

@@ -113,6 +113,42 @@ TEST(Agent, KernelLogXidsBecomeEventsAndCounters) {
   EXPECT_EQ(events[0]["pci_bus_id"], "0000:2a:00.0");
 }
 
+TEST(Agent, NvmlXidEventsAreCountedOnceWithTheKernelLog) {
+  AgentProcess agent(scenario("ecc-dbe.json").dump(), "");
+  agent.agent_keys("interval = \"200ms\"\n");
+  ASSERT_TRUE(agent.start());
+  auto xid48 = [&] {
+    auto m = agent.get("/metrics").second;
+    auto at = m.find("xid=\"48\"} ");
+    return at == std::string::npos ? std::string() : m.substr(at + 10, m.find('\n', at) - at - 10);
+  };
+  ASSERT_TRUE(eventually([&] { return xid48() == "1"; })) << agent.get("/metrics").second;
+  // The kernel logs the same Xid moments later: still one occurrence.
+  std::ofstream(agent.dir() + "/kern.log", std::ios::app)
+      << "NVRM: Xid (PCI:0000:3a:00): 48, pid=4244, name=python3, An uncorrectable double bit "
+         "error (DBE) has been detected on GPU in the framebuffer at partition 0, subpartition "
+         "0.\n";
+  ASSERT_TRUE(eventually([&] {
+    auto events =
+        nlohmann::json::parse(agent.get("/api/v1/events?since=1h").second, nullptr, false);
+    return events.is_array() && events.size() >= 2;  // xid 48 and 63 from NVML
+  }));
+  // Give the kernel-log line time to be read: the sample counter moving past it proves it was.
+  auto samples = [&] {
+    auto m = agent.get("/metrics").second;
+    auto at = m.find("\ncardiac_agent_samples_total{");
+    if (at == std::string::npos) return 0L;
+    return std::stol(m.substr(m.find("} ", at) + 2));
+  };
+  long seen = samples();
+  ASSERT_TRUE(eventually([&] { return samples() > seen + 3; }));
+  EXPECT_EQ(xid48(), "1");
+  auto events = nlohmann::json::parse(agent.get("/api/v1/events?since=1h").second);
+  int count48 = 0;
+  for (const auto& e : events) count48 += e.value("xid", 0) == 48;
+  EXPECT_EQ(count48, 1) << events.dump(1);
+}
+
 TEST(Agent, KillNineLosesNothingCommitted) {
   AgentProcess agent(scenario("healthy-8xh100.json").dump(), "");
   agent.agent_keys("interval = \"100ms\"\n");
@@ -194,6 +230,19 @@ TEST(Agent, PrintsItsDefaultConfiguration) {
   RunResult r = run_cardiac({"agent", "--print-default-config"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("listen = \"127.0.0.1:9847\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cardiac::e2e
+
+namespace cardiac::e2e {
+namespace {
+
+TEST(Agent, ExpectedGpuCountIsChecked) {
+  AgentProcess agent(scenario("healthy-8xh100.json").dump(), "");
+  agent.agent_keys("interval = \"200ms\"\nexpected_gpus = 8\n");
+  ASSERT_TRUE(agent.start());
+  EXPECT_EQ(agent.get("/healthz").first, 200);
 }
 
 }  // namespace

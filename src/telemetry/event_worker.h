@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// NVML's event stream (Xid, ECC) in its own isolated worker, so that a wait inside the driver
+// can never delay sampling: `cardiac __nvml-worker --events 1` writes one JSON line per event.
+//   {"type":"hello","ok":true,"devices":N} | {"type":"hello","ok":false,"message":"…"}
+//   {"type":"event","gpu":3,"pci_bus_id":"0000:5d:00.0","event":"xid","xid":79,"time_ns":…}
+//   {"type":"lost","gpu":3}   (a registered GPU fell off while waiting)
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/clock.h"
+#include "platform/subprocess.h"
+
+namespace cardiac::telemetry {
+
+struct WorkerOptions;
+
+// Worker side: runs until the parent goes away.
+int run_event_worker(const WorkerOptions& options);
+
+struct GpuEvent {
+  unsigned gpu = 0;
+  std::string pci_bus_id;
+  std::string kind;        // "xid", "dbe", "sbe", "lost"
+  std::optional<int> xid;  // for "xid"
+  TimeNs time_ns = 0;
+};
+
+// Parent side: one event worker; restarted with backoff when it dies. Not thread-safe.
+class GpuEventStream {
+ public:
+  GpuEventStream(std::string executable, std::string nvml_lib,
+                 std::vector<std::pair<std::string, std::string>> env);
+  // Waits up to `wait` for the next event; nullopt when none came (or the worker is down).
+  std::optional<GpuEvent> next(DurationNs wait);
+
+ private:
+  bool ensure_running();
+  std::string executable_;
+  std::string nvml_lib_;
+  std::vector<std::pair<std::string, std::string>> env_;
+  Child worker_;
+  bool ready_ = false;
+  TimeNs retry_at_ = 0;
+  DurationNs backoff_ = 0;
+};
+
+}  // namespace cardiac::telemetry
