@@ -2,6 +2,7 @@
 // The agent's threads: GPU sampling with rules and alerts, host collection, kernel log, and
 // store maintenance. Each runs on its own schedule so a slow source never delays another.
 #include <algorithm>
+#include <ctime>
 
 #include "agent/agent_state.h"
 #include "core/log.h"
@@ -201,32 +202,82 @@ void run_host(AgentState& s) {
   }
 }
 
+namespace {
+
+// `journalctl -k -f` for machines where /dev/kmsg is not readable by us but the journal is
+// (containers, restricted dmesg). Lines come in syslog's short-iso form.
+std::optional<Child> start_journal(const std::string& journalctl) {
+  SpawnOptions o;
+  o.argv = {journalctl, "-k", "-f", "-n", "0", "-o", "short-iso-precise", "--no-pager"};
+  o.pipe_stdin = false;
+  auto c = Child::spawn(o);
+  if (!c) return std::nullopt;
+  return std::move(*c);
+}
+
+int current_year(TimeNs now) {
+  std::time_t secs = static_cast<std::time_t>(now / kNsPerSec);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  return tm.tm_year + 1900;
+}
+
+}  // namespace
+
 void run_kmsg(AgentState& s) {
   const auto& source = s.options.config.kmsg.source;
   const bool device = source.starts_with("/dev/");
+  const bool journal_only = source == "journal";
   kmsg::KmsgReaderOptions kopts;
   // Records carry µs since boot; wall time at boot turns them into timestamps.
   kopts.boot_time_ns = s.clock.now() - SystemClock::instance().monotonic();
   kmsg::KmsgReader kmsg_reader(source, kopts);
   kmsg::FileTailReader file_reader(source);
-  bool open = !device;
+  std::optional<Child> journal;
+  bool open = !device && !journal_only;
   bool warned = false;
+  auto queue = [&](std::vector<kmsg::KernelEvent> events) {
+    if (events.empty()) return;
+    std::lock_guard lock(s.kmsg_mu);
+    for (auto& e : events) s.kmsg_queue.push_back(std::move(e));
+  };
   while (true) {
-    if (!open) {
-      auto st = kmsg_reader.open();
+    if (!open && !journal) {
+      auto st = journal_only ? fail(Error::unavailable("journal requested")) : kmsg_reader.open();
       if (st) {
         open = true;
+      } else if ((journal = start_journal("/usr/bin/journalctl"))) {
+        log::info("kernel log: {} unavailable ({}); following journalctl -k", source,
+                  st.error().what());
       } else if (!warned) {
-        log::warn("kernel log {} unavailable ({}); retrying every 30 s", source, st.error().what());
+        log::warn("kernel log {} unavailable ({}) and no journal; retrying every 30 s", source,
+                  st.error().what());
         warned = true;
       }
     }
+    if (journal) {
+      // Lines as they come, at most a quarter second of waiting per round.
+      TimeNs until = mono() + 250 * kNsPerMs;
+      std::vector<kmsg::KernelEvent> events;
+      while (auto line = journal->read_line(until)) {
+        if (auto e = kmsg::classify_line(*line, current_year(s.clock.now()), kopts.boot_time_ns)) {
+          events.push_back(std::move(*e));
+        }
+      }
+      queue(std::move(events));
+      if (journal->try_wait()) {
+        // journalctl ended (no journal on this machine?): try again later, not in a loop.
+        journal.reset();
+        if (!s.sleep_for(30 * kNsPerSec)) return;
+        continue;
+      }
+      std::lock_guard lock(s.stop_mu);
+      if (s.stopping) return;
+      continue;
+    }
     if (open) {
       auto events = device ? kmsg_reader.poll() : file_reader.poll();
-      if (events && !events->empty()) {
-        std::lock_guard lock(s.kmsg_mu);
-        for (auto& e : *events) s.kmsg_queue.push_back(std::move(e));
-      }
+      if (events) queue(std::move(*events));
     }
     if (!s.sleep_for(open ? 250 * kNsPerMs : 30 * kNsPerSec)) return;
   }

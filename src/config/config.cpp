@@ -145,7 +145,8 @@ expected_gpus = 0
 # stale_after = "30s"
 
 [kmsg]
-# Kernel log: /dev/kmsg, or a log file to follow (e.g. /var/log/kern.log).
+# Kernel log: /dev/kmsg (journalctl -k -f when it cannot be read), "journal", or a log file
+# to follow (e.g. /var/log/kern.log).
 enabled = true
 source = "/dev/kmsg"
 
