@@ -131,6 +131,19 @@ Status Agent::start() {
   if (!port) return fail(port.error().with_context("listen " + c.agent.listen));
   s.port = *port;
 
+  if (c.kmsg.enabled) {
+    kmsg::KmsgReaderOptions kopts;
+    // Records carry µs since boot; wall time at boot turns them into timestamps.
+    kopts.boot_time_ns = s.clock.now() - SystemClock::instance().monotonic();
+    s.kmsg_reader = std::make_unique<kmsg::KmsgReader>(c.kmsg.source, kopts);
+    s.file_reader = std::make_unique<kmsg::FileTailReader>(c.kmsg.source);
+    if (c.kmsg.source.starts_with("/dev/")) {
+      s.kmsg_open = s.kmsg_reader->open().has_value();
+    } else if (c.kmsg.source != "journal") {
+      (void)s.file_reader->poll();  // skips what the file already holds
+      s.kmsg_open = true;
+    }
+  }
   s.threads.emplace_back([&s] { run_host(s); });
   s.threads.emplace_back([&s] { run_sampler(s); });
   if (c.kmsg.enabled) s.threads.emplace_back([&s] { run_kmsg(s); });

@@ -19,6 +19,7 @@
 #include "health/report.h"
 #include "host/host.h"
 #include "kmsg/event.h"
+#include "kmsg/reader.h"
 #include "kmsg/xid_counter.h"
 #include "notify/dispatcher.h"
 #include "platform/fs.h"
@@ -76,7 +77,12 @@ struct AgentState {
   std::mutex kmsg_mu;
   std::vector<kmsg::KernelEvent> kmsg_queue;
   std::vector<telemetry::GpuEvent> nvml_queue;  // from the NVML event worker
-  kmsg::XidCounter xids;                        // sampler thread only
+  // Created (and positioned at the end of the log) by start(), so that "lines written after
+  // the agent started" means after start() returned, not after a thread got going.
+  std::unique_ptr<kmsg::KmsgReader> kmsg_reader;
+  std::unique_ptr<kmsg::FileTailReader> file_reader;
+  bool kmsg_open = false;
+  kmsg::XidCounter xids;  // sampler thread only
 
   std::unique_ptr<notify::Dispatcher> dispatcher;     // webhook, exec, log: once per change
   std::unique_ptr<notify::Dispatcher> am_dispatcher;  // Alertmanager: changes + re-sends

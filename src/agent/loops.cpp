@@ -3,6 +3,7 @@
 // store maintenance. Each runs on its own schedule so a slow source never delays another.
 #include <algorithm>
 #include <ctime>
+#include <set>
 
 #include "agent/agent_state.h"
 #include "core/log.h"
@@ -11,6 +12,7 @@
 #include "kmsg/reader.h"
 #include "rules/sample_view.h"
 #include "store/events.h"
+#include "store/incidents.h"
 #include "store/retention.h"
 #include "store/schema.h"
 
@@ -81,6 +83,37 @@ void take_kernel_events(AgentState& s, Snapshot& next, TimeNs now) {
   }
 }
 
+// Opens an incident when a GPU turns faulty and closes it when it answers normally again.
+void track_incidents(AgentState& s, const nvml::GpuSnapshot& gpus, TimeNs now,
+                     std::set<unsigned>& open) {
+  for (const auto& g : gpus.gpus) {
+    using nvml::DeviceHealth;
+    bool faulty = g.health == DeviceHealth::kLost || g.health == DeviceHealth::kUnresponsive ||
+                  g.health == DeviceHealth::kResetRequired || g.health == DeviceHealth::kError;
+    if (faulty && !open.count(g.index)) {
+      store::Incident i{0,
+                        g.index,
+                        g.uuid,
+                        g.pci_bus_id,
+                        std::string(nvml::device_health_name(g.health)),
+                        now,
+                        std::nullopt,
+                        g.health_detail};
+      if (auto r = store::open_incident(*s.writer_db, i); r) {
+        open.insert(g.index);
+      } else {
+        log::warn("incident: {}", r.error().what());
+      }
+    } else if (g.health == DeviceHealth::kOk && open.count(g.index)) {
+      if (auto r = store::close_incident(*s.writer_db, g.index, now); r) {
+        open.erase(g.index);
+      } else {
+        log::warn("incident: {}", r.error().what());
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void run_sampler(AgentState& s) {
@@ -90,6 +123,15 @@ void run_sampler(AgentState& s) {
   TimeNs last_flush = mono();
   TimeNs last_host_written = 0;
   TimeNs last_resend = mono();
+  std::set<unsigned> open_incidents;  // GPUs with an open incident, from before a restart too
+  {
+    std::lock_guard lock(s.writer_mu);
+    if (auto open = store::incidents_since(*s.writer_db, s.clock.now())) {
+      for (const auto& i : *open) {
+        if (!i.ended_ns) open_incidents.insert(i.gpu);
+      }
+    }
+  }
   while (true) {
     TimeNs started = mono();
     nvml::GpuSnapshot gpus = s.collector->sample();
@@ -121,6 +163,7 @@ void run_sampler(AgentState& s) {
         }
       }
       take_kernel_events(s, next, now);
+      track_incidents(s, gpus, now, open_incidents);
       auto view = rules::build_sample_view(gpus, host, rates, now);
       auto transitions = s.engine->evaluate(view, now);
       for (const auto& e : s.engine->take_errors()) {
@@ -228,13 +271,11 @@ void run_kmsg(AgentState& s) {
   const auto& source = s.options.config.kmsg.source;
   const bool device = source.starts_with("/dev/");
   const bool journal_only = source == "journal";
-  kmsg::KmsgReaderOptions kopts;
-  // Records carry µs since boot; wall time at boot turns them into timestamps.
-  kopts.boot_time_ns = s.clock.now() - SystemClock::instance().monotonic();
-  kmsg::KmsgReader kmsg_reader(source, kopts);
-  kmsg::FileTailReader file_reader(source);
+  const std::int64_t boot_time_ns = s.clock.now() - SystemClock::instance().monotonic();
+  kmsg::KmsgReader& kmsg_reader = *s.kmsg_reader;
+  kmsg::FileTailReader& file_reader = *s.file_reader;
   std::optional<Child> journal;
-  bool open = !device && !journal_only;
+  bool open = s.kmsg_open;
   bool warned = false;
   auto queue = [&](std::vector<kmsg::KernelEvent> events) {
     if (events.empty()) return;
@@ -260,7 +301,7 @@ void run_kmsg(AgentState& s) {
       TimeNs until = mono() + 250 * kNsPerMs;
       std::vector<kmsg::KernelEvent> events;
       while (auto line = journal->read_line(until)) {
-        if (auto e = kmsg::classify_line(*line, current_year(s.clock.now()), kopts.boot_time_ns)) {
+        if (auto e = kmsg::classify_line(*line, current_year(s.clock.now()), boot_time_ns)) {
           events.push_back(std::move(*e));
         }
       }

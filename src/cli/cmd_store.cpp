@@ -11,6 +11,7 @@
 #include "core/time.h"
 #include "server/params.h"
 #include "store/events.h"
+#include "store/incidents.h"
 #include "store/query.h"
 
 namespace cardiac::cli {
@@ -116,6 +117,45 @@ int run_events(const EventsFlags& f, Context& ctx) {
   return kExitOk;
 }
 
+int run_incidents(const EventsFlags& f, Context& ctx) {
+  auto since = server::parse_time_param(f.since, ctx.clock.now());
+  if (!since) {
+    ctx.err << "cardiac incidents: --since: " << since.error().what() << "\n";
+    return kExitUsage;
+  }
+  auto db = open_agent_store(resolve_state_dir(f.state_dir));
+  if (!db) {
+    ctx.err << "cardiac incidents: " << db.error().what() << "\n";
+    return kExitCannotRun;
+  }
+  auto list = store::incidents_since(*db, *since);
+  if (!list) {
+    ctx.err << "cardiac incidents: " << list.error().what() << "\n";
+    return kExitCannotRun;
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& i : *list) {
+    if (f.json) {
+      nlohmann::json j{{"id", i.id},
+                       {"gpu", i.gpu},
+                       {"uuid", i.uuid},
+                       {"pci_bus_id", i.pci_bus_id},
+                       {"kind", i.kind},
+                       {"started", format_iso8601(i.started_ns)},
+                       {"evidence", i.evidence}};
+      j["ended"] = i.ended_ns ? nlohmann::json(format_iso8601(*i.ended_ns)) : nlohmann::json();
+      out.push_back(std::move(j));
+    } else {
+      ctx.out << fmt::format(
+          "{:>4}  GPU {} {:<13} {:<13} {}  {}  {}\n", i.id, i.gpu,
+          i.pci_bus_id.empty() ? "-" : i.pci_bus_id, i.kind, format_iso8601(i.started_ns),
+          i.ended_ns ? format_iso8601(*i.ended_ns) : std::string("open"), i.evidence);
+    }
+  }
+  if (f.json) ctx.out << out.dump(2) << "\n";
+  return kExitOk;
+}
+
 struct AlertsFlags {
   std::string state_dir, action = "list", who, matcher, duration = "2h", comment;
   std::int64_t id = 0;
@@ -202,6 +242,16 @@ Runner register_events(CLI::App& sub) {
   sub.add_flag("--json", f->json, "JSON output");
   sub.add_option("--state-dir", f->state_dir, "The agent's state directory");
   return [f](Context& ctx) { return run_events(*f, ctx); };
+}
+
+Runner register_incidents(CLI::App& sub) {
+  auto f = std::make_shared<EventsFlags>();
+  f->since = "7d";
+  sub.add_option("--since", f->since, "Start: 7d (ago), RFC 3339 or unix seconds")
+      ->capture_default_str();
+  sub.add_flag("--json", f->json, "JSON output");
+  sub.add_option("--state-dir", f->state_dir, "The agent's state directory");
+  return [f](Context& ctx) { return run_incidents(*f, ctx); };
 }
 
 Runner register_alerts(CLI::App& sub) {

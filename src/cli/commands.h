@@ -24,6 +24,7 @@ Runner register_alerts(CLI::App& sub);
 Runner register_events(CLI::App& sub);
 Runner register_export(CLI::App& sub);
 Runner register_history(CLI::App& sub);
+Runner register_incidents(CLI::App& sub);
 Runner register_scenario(CLI::App& sub);
 Runner register_status(CLI::App& sub);
 

@@ -35,6 +35,8 @@ constexpr cardiac::cli::CommandSpec kCommands[] = {
     {"events", "Kernel-log and Xid events from the agent's store", cardiac::cli::register_events},
     {"export", "Integration files: Prometheus alerting rules", cardiac::cli::register_export},
     {"history", "A metric's history from the agent's store", cardiac::cli::register_history},
+    {"incidents", "GPU faults (lost, hung, reset required) with start, end and evidence",
+     cardiac::cli::register_incidents},
     {"scenario", "Record this machine's NVML answers into a fake-NVML scenario file",
      cardiac::cli::register_scenario},
     {"status", "One screen: every GPU and the host, each with a verdict",

@@ -11,7 +11,7 @@ namespace cardiac::store {
 namespace {
 
 // Append only: a released migration never changes, a schema change is a new entry.
-constexpr std::array<std::string_view, 2> kMigrations = {
+constexpr std::array<std::string_view, 3> kMigrations = {
     // 1: the initial layout. Samples are "long" (one row per metric value) so a new metric is
     // a row in `metrics`, not a migration.
     R"sql(
@@ -103,6 +103,22 @@ CREATE TABLE silences (
   created_ns INTEGER NOT NULL
 );
 CREATE INDEX silences_by_end ON silences(ends_ns);
+)sql",
+    // 3: incidents: a GPU fault (lost, unresponsive, reset required, NVML error) from the sample
+    // that first showed it to the one that showed the GPU healthy again.
+    R"sql(
+CREATE TABLE incidents (
+  id INTEGER PRIMARY KEY,
+  gpu INTEGER NOT NULL,
+  uuid TEXT NOT NULL DEFAULT '',
+  pci_bus_id TEXT NOT NULL DEFAULT '',
+  kind TEXT NOT NULL,
+  started_ns INTEGER NOT NULL,
+  ended_ns INTEGER,
+  evidence TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX incidents_by_start ON incidents(started_ns);
+CREATE UNIQUE INDEX incidents_open_by_gpu ON incidents(gpu) WHERE ended_ns IS NULL;
 )sql",
 };
 

@@ -238,6 +238,33 @@ TEST(Agent, PrintsItsDefaultConfiguration) {
 namespace cardiac::e2e {
 namespace {
 
+TEST(Agent, GpuFaultsBecomeIncidentsThatEndWhenTheGpuRecovers) {
+  auto sc = scenario("healthy-8xh100.json");
+  AgentProcess agent(sc.dump(), "");
+  agent.agent_keys("interval = \"200ms\"\n");
+  ASSERT_TRUE(agent.start());
+  sc["devices"][5]["state"] = "lost";
+  agent.write_scenario(sc.dump());
+  auto incidents = [&] {
+    auto r = run_cardiac({"incidents", "--json", "--state-dir", agent.state_dir()});
+    return nlohmann::json::parse(r.out, nullptr, false);
+  };
+  ASSERT_TRUE(eventually([&] {
+    auto j = incidents();
+    return j.is_array() && j.size() == 1;
+  }));
+  auto open = incidents()[0];
+  EXPECT_EQ(open["gpu"], 5);
+  EXPECT_EQ(open["kind"], "lost");
+  EXPECT_TRUE(open["ended"].is_null());
+  sc["devices"][5].erase("state");
+  agent.write_scenario(sc.dump());
+  ASSERT_TRUE(eventually([&] {
+    auto j = incidents();
+    return j.is_array() && j.size() == 1 && !j[0]["ended"].is_null();
+  }));
+}
+
 TEST(Agent, ExpectedGpuCountIsChecked) {
   AgentProcess agent(scenario("healthy-8xh100.json").dump(), "");
   agent.agent_keys("interval = \"200ms\"\nexpected_gpus = 8\n");
