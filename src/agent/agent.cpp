@@ -114,6 +114,7 @@ Status Agent::start() {
   copts.executable = s.options.executable;
   copts.nvml_lib = c.nvml.library;
   copts.timeout = c.nvml.timeout;
+  copts.retry_min = c.nvml.retry;
   copts.env = s.options.worker_env;
   s.collector = std::make_unique<telemetry::GpuCollector>(copts, s.clock);
 

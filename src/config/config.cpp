@@ -32,8 +32,9 @@ Result<const toml::table*> sub_table(const toml::table& root, std::string_view n
 
 Status read_nvml(const toml::table& t, std::string_view origin, NvmlSettings& s) {
   TableReader r(t, "nvml", origin);
-  CARDIAC_TRY(r.only({"library", "timeout"}));
+  CARDIAC_TRY(r.only({"library", "timeout", "retry"}));
   CARDIAC_TRY(r.get("library", s.library));
+  CARDIAC_TRY(r.get_duration("retry", s.retry));
   return r.get_duration("timeout", s.timeout);
 }
 
@@ -116,6 +117,8 @@ library = ""
 # Deadline for each answer from NVML. A call that takes longer marks its GPU unresponsive
 # (a hung driver) instead of blocking cardiac.
 timeout = "5s"
+# A GPU that stopped answering is asked again after this long, doubling up to 10 minutes.
+retry = "30s"
 
 [host]
 # Where /proc and /sys are read: "/" on a live machine, or a captured tree.

@@ -19,6 +19,7 @@ inline constexpr const char* kDefaultConfigPath = "/etc/cardiac/cardiac.toml";
 struct NvmlSettings {
   std::string library;                 // empty: libnvidia-ml.so.1, then libnvidia-ml.so
   DurationNs timeout = 5 * kNsPerSec;  // deadline for each NVML answer
+  DurationNs retry = 30 * kNsPerSec;   // first re-probe of a wedged GPU (doubles to 10 min)
 };
 
 struct HostSettings {

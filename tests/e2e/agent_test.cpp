@@ -265,6 +265,43 @@ TEST(Agent, GpuFaultsBecomeIncidentsThatEndWhenTheGpuRecovers) {
   }));
 }
 
+TEST(Agent, RecoversWhenTheDriverStopsHanging) {
+  auto sc = scenario("hang.json");
+  AgentProcess agent(sc.dump(), "");
+  std::string cfg = read_text(agent.config_path());
+  cfg.replace(cfg.find("timeout = \"1s\""), 14, "timeout = \"300ms\"\nretry = \"1s\"");
+  std::ofstream(agent.config_path(), std::ios::trunc) << cfg;
+  agent.agent_keys("interval = \"200ms\"\n");
+  ASSERT_TRUE(agent.start());
+  auto health3 = [&] {
+    auto j = nlohmann::json::parse(agent.get("/api/v1/status").second, nullptr, false);
+    return j.is_object() && j.contains("gpus") && j["gpus"].size() == 8
+               ? j["gpus"][3]["health"].get<std::string>()
+               : std::string();
+  };
+  ASSERT_TRUE(eventually([&] { return health3() == "unresponsive"; }));
+  sc.erase("hangs");
+  agent.write_scenario(sc.dump());
+  EXPECT_TRUE(eventually([&] { return health3() == "ok"; }));
+}
+
+TEST(Agent, HealthzFailsWhenSamplingStalls) {
+  AgentProcess agent(scenario("healthy-8xh100.json").dump(), "");
+  std::string cfg = read_text(agent.config_path());
+  cfg.replace(cfg.find("timeout = \"1s\""), 14, "timeout = \"100ms\"");
+  std::ofstream(agent.config_path(), std::ios::trunc) << cfg;
+  // Samples 10 s apart but stale after 50 ms (+ the NVML timeout): between two samples the
+  // agent looks exactly like one whose sampling thread is stuck.
+  agent.agent_keys("interval = \"10s\"\nstale_after = \"50ms\"\n");
+  ASSERT_TRUE(agent.start());
+  std::pair<int, std::string> r;
+  ASSERT_TRUE(eventually([&] {
+    r = agent.get("/healthz");
+    return r.first == 503;
+  }));
+  EXPECT_NE(r.second.find("sampling stalled"), std::string::npos) << r.second;
+}
+
 TEST(Agent, ExpectedGpuCountIsChecked) {
   AgentProcess agent(scenario("healthy-8xh100.json").dump(), "");
   agent.agent_keys("interval = \"200ms\"\nexpected_gpus = 8\n");
