@@ -21,7 +21,6 @@
 #include "core/clock.h"
 #include "health/report.h"
 #include "host/host.h"
-#include "host/processes.h"
 #include "nvml/gpu_json.h"
 #include "nvml/library.h"
 #include "nvml/reader.h"
@@ -131,14 +130,6 @@ void set_avg_us(benchmark::State& state, const char* name, std::int64_t total_ns
 }
 
 // Copies the cardiac status command's process naming (cli/cmd_status.cpp).
-void name_processes(const FileSystem& fs, nvml::GpuSnapshot& snap) {
-  for (auto& g : snap.gpus) {
-    for (auto& p : g.processes) {
-      if (auto name = host::read_process_name(fs, p.pid)) p.name = *name;
-    }
-  }
-}
-
 // In-process NVML reads through the fake, as the worker makes them (with its progress hook).
 // `encode` adds the worker's JSON encoding of each reading, i.e. all of its per-sample work
 // except the pipe write.
@@ -313,7 +304,7 @@ void full_sample(benchmark::State& state, const std::string& root, bool frame) {
   for (auto _ : state) {
     if (frame) previous = host::collect_host(fs, SystemClock::instance().now());
     nvml::GpuSnapshot gpus = collector.sample();
-    name_processes(fs, gpus);
+    health::name_gpu_processes(fs, gpus);
     host::HostSnapshot now = host::collect_host(fs, SystemClock::instance().now());
     host::HostRates rates = host::compute_rates(previous, now);
     previous = now;

@@ -8,7 +8,6 @@
 #include "agent/agent_state.h"
 #include "core/log.h"
 #include "host/bounded.h"
-#include "host/processes.h"
 #include "kmsg/reader.h"
 #include "rules/sample_view.h"
 #include "store/events.h"
@@ -21,14 +20,6 @@ namespace {
 
 TimeNs mono() {
   return SystemClock::instance().monotonic();
-}
-
-void name_processes(const FileSystem& fs, nvml::GpuSnapshot& snap) {
-  for (auto& g : snap.gpus) {
-    for (auto& p : g.processes) {
-      if (auto name = host::read_process_name(fs, p.pid)) p.name = *name;
-    }
-  }
 }
 
 // Kernel-log events queued by the kmsg thread: stored, and Xids counted (once even when the
@@ -135,7 +126,7 @@ void run_sampler(AgentState& s) {
   while (true) {
     TimeNs started = mono();
     nvml::GpuSnapshot gpus = s.collector->sample();
-    name_processes(*s.fs, gpus);
+    health::name_gpu_processes(*s.fs, gpus);
     TimeNs now = s.clock.now();
     HostView hv;
     {

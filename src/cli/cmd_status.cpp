@@ -15,7 +15,6 @@
 #include "health/report.h"
 #include "host/bounded.h"
 #include "host/host.h"
-#include "host/processes.h"
 #include "platform/fs.h"
 #include "telemetry/gpu_collector.h"
 
@@ -46,14 +45,6 @@ void on_interrupt(int) {
 // CPU rates need ticks between two host reads; a single frame only gets them when the GPU
 // sample took long enough for them to mean something.
 constexpr DurationNs kMinRateInterval = 100 * kNsPerMs;
-
-void name_processes(const FileSystem& fs, nvml::GpuSnapshot& snap) {
-  for (auto& g : snap.gpus) {
-    for (auto& p : g.processes) {
-      if (auto name = host::read_process_name(fs, p.pid)) p.name = *name;
-    }
-  }
-}
 
 // The host read gets the same deadline as an NVML answer: a dead NFS mount must not hang us.
 host::HostSnapshot read_host(std::shared_ptr<const FileSystem> fs, const Clock& clock,
@@ -117,7 +108,7 @@ int run_status(StatusOptions o, Context& ctx) {
   for (int frame = 0;; ++frame) {
     host::HostSnapshot before = previous ? *previous : read_host(fs, ctx.clock, *timeout);
     nvml::GpuSnapshot gpus = collector.sample();
-    name_processes(*fs, gpus);
+    health::name_gpu_processes(*fs, gpus);
     host::HostSnapshot after = read_host(fs, ctx.clock, *timeout);
     std::optional<host::HostRates> rates;
     if (after.taken_at - before.taken_at >= kMinRateInterval) {

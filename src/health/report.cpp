@@ -7,6 +7,7 @@
 #include "core/format.h"
 #include "core/time.h"
 #include "host/host_json.h"
+#include "host/processes.h"
 #include "nvml/clock_events.h"
 #include "nvml/gpu_json.h"
 #include "nvml/pci.h"
@@ -32,7 +33,7 @@ void fill_missing_bus_id(std::vector<GpuStatus>& gpus, const host::HostSnapshot&
   if (!missing) return;
   std::vector<std::string> unclaimed;
   for (const auto& dev : host.pci->gpus) {
-    if (dev.driver == "vfio-pci" || dev.driver == "pci-stub") continue;  // a VM's, not ours
+    if (host::passed_through_to_vm(dev)) continue;  // a VM's, not ours
     std::string id = nvml::normalize_pci_bus_id(dev.bus_id);
     if (!claimed.count(id)) unclaimed.push_back(id);
   }
@@ -42,6 +43,14 @@ void fill_missing_bus_id(std::vector<GpuStatus>& gpus, const host::HostSnapshot&
 }
 
 }  // namespace
+
+void name_gpu_processes(const FileSystem& fs, nvml::GpuSnapshot& snap) {
+  for (auto& g : snap.gpus) {
+    for (auto& p : g.processes) {
+      if (auto name = host::read_process_name(fs, p.pid)) p.name = *name;
+    }
+  }
+}
 
 StatusReport build_report(nvml::GpuSnapshot gpus, host::HostSnapshot host,
                           const host::HostRates* rates) {

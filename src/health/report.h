@@ -30,6 +30,10 @@ struct StatusReport {
   Level overall = Level::kOk;
 };
 
+// Fills each GPU process's name from /proc/<pid>/comm under `fs`; a process that is gone
+// keeps an empty name.
+void name_gpu_processes(const FileSystem& fs, nvml::GpuSnapshot& snap);
+
 // Judges everything. `rates` may be null.
 StatusReport build_report(nvml::GpuSnapshot gpus, host::HostSnapshot host,
                           const host::HostRates* rates);

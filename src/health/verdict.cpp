@@ -32,14 +32,9 @@ void Verdict::add(Level l, std::string code, std::string text) {
 
 Verdict judge_inventory(const nvml::GpuSnapshot& gpus, const host::HostSnapshot& h) {
   Verdict v;
-  // GPUs bound to vfio-pci / pci-stub are handed to virtual machines on purpose: they are
-  // not this host's to drive, so they count nowhere below.
-  auto passed_through = [](const host::PciDevice& d) {
-    return d.driver == "vfio-pci" || d.driver == "pci-stub";
-  };
   std::size_t on_bus = 0;
   if (h.pci) {
-    for (const auto& d : h.pci->gpus) on_bus += passed_through(d) ? 0 : 1;
+    for (const auto& d : h.pci->gpus) on_bus += host::passed_through_to_vm(d) ? 0 : 1;
   }
   if (!gpus.available) {
     if (gpus.error_kind == "library_not_found" && on_bus == 0) {
@@ -70,7 +65,7 @@ Verdict judge_inventory(const nvml::GpuSnapshot& gpus, const host::HostSnapshot&
       std::string id = nvml::normalize_pci_bus_id(dev.bus_id);
       if (!complete || known.count(id)) continue;
       const std::string driver = dev.driver.value_or("");
-      if (passed_through(dev)) continue;
+      if (host::passed_through_to_vm(dev)) continue;
       if (driver.empty()) {
         v.add(Level::kFail, "gpu_not_in_nvml",
               fmt::format("GPU at {} is on the PCI bus but NVML does not list it (no driver bound: "

@@ -102,4 +102,8 @@ Result<PciScan> collect_nvidia_pci(const FileSystem& fs) {
   return out;
 }
 
+bool passed_through_to_vm(const PciDevice& d) {
+  return d.driver == "vfio-pci" || d.driver == "pci-stub";
+}
+
 }  // namespace cardiac::host

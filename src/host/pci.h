@@ -37,6 +37,10 @@ struct PciScan {
 // True for display controllers: VGA (0x0300xx) and 3D (0x0302xx).
 [[nodiscard]] bool is_gpu_class(std::uint32_t class_code);
 
+// True for a device bound to vfio-pci or pci-stub: handed to a virtual machine on purpose, so
+// not this host's to drive (the names are those of the Linux drivers).
+[[nodiscard]] bool passed_through_to_vm(const PciDevice& d);
+
 // Parses a sysfs hex id ("0x10de\n"); an error for anything else.
 [[nodiscard]] Result<std::uint32_t> parse_pci_hex(std::string_view text);
 
