@@ -21,6 +21,7 @@ struct CommandSpec {
 
 Runner register_agent(CLI::App& sub);
 Runner register_alerts(CLI::App& sub);
+Runner register_doctor(CLI::App& sub);
 Runner register_events(CLI::App& sub);
 Runner register_export(CLI::App& sub);
 Runner register_history(CLI::App& sub);

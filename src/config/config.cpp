@@ -60,6 +60,13 @@ Status read_store(const toml::table& t, std::string_view origin, StoreSettings& 
   return r.get_duration("flush_interval", s.flush_interval);
 }
 
+Status read_doctor(const toml::table& t, std::string_view origin, DoctorSettings& s) {
+  TableReader r(t, "doctor", origin);
+  CARDIAC_TRY(r.only({"window", "probe"}));
+  CARDIAC_TRY(r.get_duration("window", s.window));
+  return r.get("probe", s.probe);
+}
+
 }  // namespace
 
 Result<Config> parse_config(std::string_view text, std::string_view origin) {
@@ -73,8 +80,8 @@ Result<Config> parse_config(std::string_view text, std::string_view origin) {
   }
   Config c;
   c.source = std::string(origin);
-  CARDIAC_TRY(
-      TableReader(root, "", origin).only({"nvml", "host", "agent", "kmsg", "store", "notifier"}));
+  CARDIAC_TRY(TableReader(root, "", origin)
+                  .only({"nvml", "host", "agent", "kmsg", "store", "doctor", "notifier"}));
   auto section = [&](std::string_view name, auto&& read) -> Status {
     auto t = sub_table(root, name, origin);
     if (!t) return fail(t.error());
@@ -88,6 +95,8 @@ Result<Config> parse_config(std::string_view text, std::string_view origin) {
   CARDIAC_TRY(section("kmsg", [&](const toml::table& t) { return read_kmsg(t, origin, c.kmsg); }));
   CARDIAC_TRY(
       section("store", [&](const toml::table& t) { return read_store(t, origin, c.store); }));
+  CARDIAC_TRY(
+      section("doctor", [&](const toml::table& t) { return read_doctor(t, origin, c.doctor); }));
   CARDIAC_TRY(read_notifiers(root, origin, c.notifiers));
   return c;
 }
@@ -158,6 +167,12 @@ raw_retention = "7d"
 minute_retention = "90d"
 hour_retention = "730d"
 flush_interval = "5s"
+
+[doctor]
+# `cardiac doctor` samples this long when no agent history is at hand.
+window = "10s"
+# Far targets to probe besides the default gateway ("host", "tcp://host:port", "udp://host:port").
+probe = []
 
 # Notifiers: any number of [[notifier]] tables.
 # [[notifier]]

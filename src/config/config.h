@@ -56,6 +56,12 @@ struct StoreSettings {
   DurationNs flush_interval = 5 * kNsPerSec;
 };
 
+// `cardiac doctor`.
+struct DoctorSettings {
+  DurationNs window = 10 * kNsPerSec;  // live sampling window when there is no history
+  std::vector<std::string> probe;      // far targets: "10.0.0.1", "tcp://host:443", "udp://h:7"
+};
+
 struct NotifierSettings {
   std::string type;  // "alertmanager", "webhook", "exec", "log"
   std::string url;
@@ -72,6 +78,7 @@ struct Config {
   AgentSettings agent;
   KmsgSettings kmsg;
   StoreSettings store;
+  DoctorSettings doctor;
   std::vector<NotifierSettings> notifiers;
 };
 

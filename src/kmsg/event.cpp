@@ -261,6 +261,37 @@ std::optional<KernelEvent> parse_mlx5(std::string_view m, std::size_t at) {
               std::string(trim_view(colon == std::string_view::npos ? s : s.substr(colon + 2))));
 }
 
+// Fabric Manager's log after its time stamp: "[ERROR] [tid 1008] detected NVSwitch fatal error
+// 20034 on fid 0 on NVSwitch pci bus id 00000000:c4:00.0 physical id 3 port 42".
+std::optional<KernelEvent> parse_fabric_manager(std::string_view m) {
+  std::string_view s = m;
+  std::string severity;
+  if (eat(s, "[ERROR] ")) {
+    severity = "error";
+  } else if (eat(s, "[FATAL] ") || eat(s, "[CRITICAL] ")) {
+    severity = "fatal";
+  } else {
+    return std::nullopt;
+  }
+  if (!eat(s, "[tid ")) return std::nullopt;
+  auto close = s.find("] ");
+  if (close == std::string_view::npos || close > 12) return std::nullopt;
+  s.remove_prefix(close + 2);
+  KernelEvent e = make("fabric_manager", find_bus_id(s), std::string(trim_view(s)));
+  e.severity = std::move(severity);
+  for (std::string_view tag : {std::string_view("fatal error "), std::string_view("error ")}) {
+    auto at = s.find(tag);
+    if (at == std::string_view::npos) continue;
+    std::string_view num = s.substr(at + tag.size());
+    if (auto code = eat_uint(num, 6); code && (num.empty() || num.front() == ' ')) {
+      e.xid = static_cast<int>(*code);
+      if (tag == "fatal error " && (at < 4 || s.substr(at - 4, 4) != "non-")) e.severity = "fatal";
+      break;
+    }
+  }
+  return e;
+}
+
 std::optional<KernelEvent> classify_nvrm(std::string_view m, std::size_t at) {
   if (auto x = m.find("NVRM: Xid (", at); x != std::string_view::npos) return parse_xid(m, x);
   if (auto g = m.find("NVRM: GPU at PCI:", at); g != std::string_view::npos) {
@@ -310,6 +341,7 @@ std::optional<KernelEvent> classify(std::string_view m) {
   if (contains(m, "AER: ") || contains(m, "PCIe Bus Error: ")) return parse_aer(m);
   if (auto p = m.find("INFO: task "); p != std::string_view::npos) return parse_hung_task(m, p);
   if (auto p = m.find("mlx5_"); p != std::string_view::npos) return parse_mlx5(m, p);
+  if (m.front() == '[') return parse_fabric_manager(m);
   if (auto p = m.find("nvidia-nvlink"); p != std::string_view::npos) {
     std::string_view s = m.substr(p);
     if (icontains(s, "error") || icontains(s, "fatal") || icontains(s, "fail")) {
@@ -333,7 +365,7 @@ std::optional<KernelEvent> classify_parsed(const LogLine& parsed, std::string_vi
   e->monotonic_us = parsed.monotonic_us;
   e->time_ns = parsed.time_ns;
   if (!e->time_ns && e->monotonic_us && boot_time_ns) {
-    e->time_ns = *boot_time_ns + *e->monotonic_us * 1000;
+    e->time_ns = wall_from_monotonic(*boot_time_ns, *e->monotonic_us);
   }
   while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
   e->raw = std::string(line);

@@ -23,6 +23,8 @@ namespace cardiac::kmsg {
 //   "sxid"           NVSwitch SXid (the SXid number is in `xid`)
 //   "nvlink"         non-Xid NVLink error lines
 //   "ib"             mlx5 (InfiniBand/RoCE NIC) errors and link-down lines
+//   "fabric_manager" an ERROR/FATAL line of Fabric Manager's log (severity "error" | "fatal";
+//                    xid holds the SXid number when the line names one)
 struct KernelEvent {
   std::string kind;
   std::optional<int> xid;
@@ -34,6 +36,8 @@ struct KernelEvent {
   std::optional<std::int64_t> monotonic_us;  // since boot
   std::string raw;                           // the whole input line, for evidence
   std::string uuid;                          // gpu_map: "GPU-2b7f..."
+  std::string serial;    // gpu_map: the board serial from the "GPU Board Serial Number" line
+                         // that follows it (filled by a reader that sees both lines)
   std::string severity;  // aer: "corrected" | "uncorrected_non_fatal" | "uncorrected_fatal";
                          // sxid: "fatal" | "non_fatal" when the line says so
   std::string reporter;  // aer: the port that reported ("0000:00:03.1")

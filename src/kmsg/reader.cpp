@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "kmsg/context.h"
+
 namespace cardiac::kmsg {
 namespace {
 
@@ -60,15 +62,22 @@ void KmsgReader::consume_line(std::string_view line, std::vector<KernelEvent>& o
   parsed.format = LineFormat::kKmsg;
   parsed.message = rec->message;
   parsed.monotonic_us = rec->timestamp_us;
+  // The kernel escapes a multi-line print's newlines as "\x0a"; undo that only when needed
+  // (almost no record has a backslash) and classify the print as one line.
+  std::string text;
+  if (rec->message.find('\\') != std::string_view::npos) {
+    text = join_multiline(unescape_kmsg(rec->message));
+    parsed.message = text;
+  }
   if (auto e = classify_parsed(parsed, line, options_.boot_time_ns)) {
     ++counters_.events;
     out.push_back(std::move(*e));
   }
 }
 
-Result<std::vector<KernelEvent>> KmsgReader::poll() {
+template <class Sink>
+Status KmsgReader::drain(Sink&& sink) {
   if (fd_ < 0) CARDIAC_TRY(open());
-  std::vector<KernelEvent> out;
   std::string buf(kReadChunk, '\0');
   const std::uint64_t start = counters_.lines;
   while (counters_.lines - start < options_.max_records_per_poll) {
@@ -86,7 +95,7 @@ Result<std::vector<KernelEvent>> KmsgReader::poll() {
     pending_.append(buf.data(), static_cast<std::size_t>(n));
     std::size_t begin = 0;
     for (auto nl = pending_.find('\n'); nl != std::string::npos; nl = pending_.find('\n', begin)) {
-      consume_line(std::string_view(pending_).substr(begin, nl - begin), out);
+      sink(std::string_view(pending_).substr(begin, nl - begin));
       begin = nl + 1;
     }
     pending_.erase(0, begin);
@@ -95,7 +104,31 @@ Result<std::vector<KernelEvent>> KmsgReader::poll() {
       pending_.clear();
     }
   }
+  return {};
+}
+
+Result<std::vector<KernelEvent>> KmsgReader::poll() {
+  std::vector<KernelEvent> out;
+  CARDIAC_TRY(drain([&](std::string_view line) { consume_line(line, out); }));
   return out;
+}
+
+Result<std::size_t> KmsgReader::read_records(std::string& out) {
+  std::size_t n = 0;
+  CARDIAC_TRY(drain([&](std::string_view line) {
+    if (line.empty() || line.front() == ' ') return;
+    ++counters_.lines;
+    auto rec = parse_kmsg_record(line);
+    if (!rec) {
+      ++counters_.unparsed;
+      return;
+    }
+    if (rec->facility != 0) return;
+    out.append(line);
+    out.push_back('\n');
+    ++n;
+  }));
+  return n;
 }
 
 FileTailReader::FileTailReader(std::string path, FileTailOptions options)

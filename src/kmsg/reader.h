@@ -40,11 +40,19 @@ class KmsgReader {
   Status open();
   // Classified events among the records that arrived since the last poll.
   Result<std::vector<KernelEvent>> poll();
+  // The kernel's own records that arrived since the last poll, appended to `out` verbatim
+  // (first line only, "prio,seq,usec,flags;message\n"), for readers that need every line
+  // (call traces, AER details), not only the events. Returns how many were appended; 0 means
+  // none are waiting. Bounded by max_records_per_poll like poll().
+  Result<std::size_t> read_records(std::string& out);
   [[nodiscard]] const ReaderCounters& counters() const { return counters_; }
   [[nodiscard]] const std::string& path() const { return path_; }
 
  private:
   void consume_line(std::string_view line, std::vector<KernelEvent>& out);
+  // Reads what is waiting and hands each complete line to `sink`.
+  template <class Sink>
+  Status drain(Sink&& sink);
 
   std::string path_;
   KmsgReaderOptions options_;

@@ -39,8 +39,18 @@ std::int64_t eat_fraction_ns(std::string_view& s) {
   return ns;
 }
 
-std::int64_t wall_ns(int year, int month, int day, std::int64_t sod, std::int64_t frac_ns) {
-  return (days_from_civil(year, month, day) * 86400 + sod) * 1'000'000'000LL + frac_ns;
+bool plausible_wall(std::int64_t ns) {
+  return ns >= 0 && ns < kMaxWallNs;
+}
+
+// nullopt outside the plausible range: a year like 2300 would overflow int64 nanoseconds.
+std::optional<std::int64_t> wall_ns(int year, int month, int day, std::int64_t sod,
+                                    std::int64_t frac_ns) {
+  if (year < 1970 || year >= 2200) return std::nullopt;
+  const std::int64_t ns =
+      (days_from_civil(year, month, day) * 86400 + sod) * 1'000'000'000LL + frac_ns;
+  if (!plausible_wall(ns)) return std::nullopt;
+  return ns;
 }
 
 // "[  123.456789]" -> microseconds. nullopt when the bracket holds no such stamp.
@@ -61,22 +71,41 @@ std::optional<std::int64_t> eat_mono_stamp(std::string_view& s) {
   return *sec * 1'000'000 + us;
 }
 
-// "Tue Mar  5 22:23:56 2024]" (after '[') -> wall ns.
-std::optional<std::int64_t> eat_ctime_stamp(std::string_view& s) {
+// "Tue Mar  5 22:23:56 2024]" (after '[') -> true, with the wall ns when plausible.
+bool eat_ctime_stamp(std::string_view& s, std::optional<std::int64_t>& ns) {
   std::string_view t = s;
-  if (t.size() < 4 || t[3] != ' ') return std::nullopt;
+  if (t.size() < 4 || t[3] != ' ') return false;
   t.remove_prefix(4);  // weekday: not needed, the date fixes it
   auto month = eat_month(t);
-  if (!month) return std::nullopt;
+  if (!month) return false;
   skip_spaces(t);
   auto day = eat_uint(t, 2);
-  if (!day || !eat(t, " ")) return std::nullopt;
+  if (!day || !eat(t, " ")) return false;
   auto sod = eat_hms(t);
-  if (!sod || !eat(t, " ")) return std::nullopt;
+  if (!sod || !eat(t, " ")) return false;
   auto year = eat_fixed(t, 4);
-  if (!year || !eat(t, "]") || *day < 1 || *day > 31) return std::nullopt;
+  if (!year || !eat(t, "]") || *day < 1 || *day > 31) return false;
   s = t;
-  return wall_ns(*year, *month, static_cast<int>(*day), *sod, 0);
+  ns = wall_ns(*year, *month, static_cast<int>(*day), *sod, 0);
+  return true;
+}
+
+// Fabric Manager: "Mar 05 2024 22:23:56]" (after '[') -> true, with the wall ns when
+// plausible. FM writes local time.
+bool eat_fm_stamp(std::string_view& s, std::optional<std::int64_t>& ns) {
+  std::string_view t = s;
+  auto month = eat_month(t);
+  if (!month || !eat(t, " ")) return false;
+  skip_spaces(t);
+  auto day = eat_uint(t, 2);
+  if (!day || *day < 1 || *day > 31 || !eat(t, " ")) return false;
+  auto year = eat_fixed(t, 4);
+  if (!year || !eat(t, " ")) return false;
+  auto sod = eat_hms(t);
+  if (!sod || !eat(t, "]")) return false;
+  s = t;
+  ns = wall_ns(*year, *month, static_cast<int>(*day), *sod, 0);
+  return true;
 }
 
 // After the time: "host kernel: " (journal and syslog). Returns false for other programs.
@@ -115,9 +144,15 @@ std::optional<LogLine> parse_bracket(std::string_view s) {
     return out;
   }
   t = s.substr(1);
-  if (auto ns = eat_ctime_stamp(t)) {
+  if (eat_ctime_stamp(t, out.time_ns)) {
     out.format = LineFormat::kDmesgWall;
-    out.time_ns = ns;
+    if (!t.empty() && t.front() == ' ') t.remove_prefix(1);
+    out.message = t;
+    return out;
+  }
+  t = s.substr(1);
+  if (eat_fm_stamp(t, out.time_ns)) {
+    out.format = LineFormat::kFabricManager;
     if (!t.empty() && t.front() == ' ') t.remove_prefix(1);
     out.message = t;
     return out;
@@ -171,7 +206,7 @@ std::optional<LogLine> parse_iso(std::string_view s) {
     eat(t, ":");
     auto om = eat_fixed(t, 2);
     if (!oh || !om) return std::nullopt;
-    offset_s = sign * (*oh * 3600 + *om * 60);
+    offset_s = sign * (std::int64_t{*oh} * 3600 + *om * 60);
   }
   if (!eat_host_kernel_tag(t)) return std::nullopt;
   LogLine out;
@@ -183,6 +218,41 @@ std::optional<LogLine> parse_iso(std::string_view s) {
 }
 
 }  // namespace
+
+std::optional<std::int64_t> wall_from_monotonic(std::int64_t boot_time_ns,
+                                                std::int64_t monotonic_us) {
+  if (!plausible_wall(boot_time_ns) || monotonic_us < 0 ||
+      monotonic_us > (kMaxWallNs - boot_time_ns) / 1000) {
+    return std::nullopt;
+  }
+  return boot_time_ns + monotonic_us * 1000;
+}
+
+std::optional<std::int64_t> boot_from_stamps(std::int64_t time_ns, std::int64_t monotonic_us) {
+  if (!plausible_wall(time_ns) || monotonic_us < 0 || monotonic_us > time_ns / 1000) {
+    return std::nullopt;
+  }
+  return time_ns - monotonic_us * 1000;
+}
+
+std::string unescape_kmsg(std::string_view message) {
+  std::string out;
+  out.reserve(message.size());
+  for (std::size_t i = 0; i < message.size(); ++i) {
+    const char c = message[i];
+    if (c == '\\' && i + 3 < message.size() && message[i + 1] == 'x') {
+      const int hi = hex_value(message[i + 2]);
+      const int lo = hex_value(message[i + 3]);
+      if (hi >= 0 && lo >= 0) {
+        out.push_back(static_cast<char>(hi * 16 + lo));
+        i += 3;
+        continue;
+      }
+    }
+    out.push_back(c);
+  }
+  return out;
+}
 
 std::optional<KmsgRecord> parse_kmsg_record(std::string_view record) {
   std::string_view s = record;
@@ -225,6 +295,7 @@ std::optional<LogLine> parse_log_line(std::string_view line, int year_hint) {
       out.format = LineFormat::kKmsg;
       out.monotonic_us = rec->timestamp_us;
       out.message = rec->message;
+      out.facility = rec->facility;
       return out;
     }
     // "YYYY-MM-DD": an ISO-stamped line is either a kernel line or not ours.

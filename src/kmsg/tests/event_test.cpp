@@ -58,12 +58,47 @@ TEST(Classify, SxidSeverity) {
   EXPECT_EQ(e->xid, 20034);
 }
 
+TEST(Classify, FabricManagerErrors) {
+  auto e = classify_line(
+      "[Jun 13 2023 06:08:36] [ERROR] [tid 1008] detected NVSwitch fatal error 20034 on fid 0 on "
+      "NVSwitch pci bus id 00000000:c4:00.0 physical id 3 port 42");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, "fabric_manager");
+  EXPECT_EQ(e->severity, "fatal");
+  EXPECT_EQ(e->xid, 20034);
+  EXPECT_EQ(e->pci_bus_id, "0000:c4:00.0");
+  EXPECT_EQ(e->message.substr(0, 30), "detected NVSwitch fatal error ");
+  e = classify("[ERROR] [tid 7] detected NVSwitch non-fatal error 12028 on fid 0");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->severity, "error");
+  EXPECT_EQ(e->xid, 12028);
+  e = classify(
+      "[ERROR] [tid 2418] request to query NVSwitch device information from NVSwitch driver "
+      "failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]");
+  ASSERT_TRUE(e);
+  EXPECT_FALSE(e->xid);
+  EXPECT_EQ(e->pci_bus_id, "");
+  EXPECT_FALSE(classify("[INFO] [tid 7] Fabric Manager started"));
+  EXPECT_FALSE(classify("[ERROR] no tid"));
+  EXPECT_FALSE(classify("[drm] Initialized nvidia-drm 0.0.0"));
+}
+
 TEST(Classify, TimeFromPrefixOrBoot) {
   auto e = classify_line("[  10.000000] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off", 0,
                          1'000'000'000'000LL);
   ASSERT_TRUE(e);
   EXPECT_EQ(e->monotonic_us, 10'000'000);
   EXPECT_EQ(e->time_ns, 1'000'000'000'000LL + 10'000'000'000LL);
+}
+
+TEST(Classify, HugeMonotonicStampGetsNoWallTime) {
+  // fuzz/crashes-found/kmsg-monotonic-stamp-overflow: the sum used to overflow int64.
+  auto e = classify_line(
+      "[35678905678.901234] NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off the bus.", 0,
+      1'704'067'200'000'000'000);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->monotonic_us, 35678905678901234);
+  EXPECT_FALSE(e->time_ns);
 }
 
 TEST(Classify, UninterestingAndGarbageLinesAreNullopt) {

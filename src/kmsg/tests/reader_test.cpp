@@ -155,6 +155,42 @@ TEST_F(KmsgStandIn, FileFromStartWithContinuationLines) {
   EXPECT_EQ(r.counters().events, 1u);
 }
 
+TEST_F(KmsgStandIn, EscapedMultiLinePrintIsClassifiedAsOneLine) {
+  const auto p = path("kmsg");
+  rewrite(p, record(3, 1, 2'000'000,
+                    "NVRM: The NVIDIA GPU 0000:3b:00.0\\x0aNVRM: (PCI ID: 10de:2330) installed "
+                    "in this system has\\x0aNVRM: fallen off the bus and is not responding to "
+                    "commands."));
+  KmsgReaderOptions o;
+  o.from_start = true;
+  KmsgReader r(p, o);
+  auto ev = r.poll();
+  ASSERT_TRUE(ev) << ev.error().what();
+  ASSERT_EQ(ev->size(), 1u);
+  EXPECT_EQ((*ev)[0].kind, "fallen_off_bus");
+  EXPECT_EQ((*ev)[0].pci_bus_id, "0000:3b:00.0");
+  EXPECT_EQ((*ev)[0].message,
+            "The NVIDIA GPU 0000:3b:00.0 (PCI ID: 10de:2330) installed in this system has fallen "
+            "off the bus and is not responding to commands.");
+}
+
+TEST_F(KmsgStandIn, ReadRecordsKeepsKernelRecordsVerbatim) {
+  const auto p = path("kmsg");
+  rewrite(p, record(6, 1, 1000, "Linux version 6.1.0") + " SUBSYSTEM=pci\n" +
+                 record(12, 2, 2000, "user text") + record(4, 3, 3000, "Call Trace:") +
+                 "garbage\n");
+  KmsgReaderOptions o;
+  o.from_start = true;
+  KmsgReader r(p, o);
+  std::string out;
+  auto n = r.read_records(out);
+  ASSERT_TRUE(n) << n.error().what();
+  EXPECT_EQ(*n, 2u);
+  EXPECT_EQ(out, record(6, 1, 1000, "Linux version 6.1.0") + record(4, 3, 3000, "Call Trace:"));
+  EXPECT_EQ(r.counters().unparsed, 1u);
+  EXPECT_EQ(*r.read_records(out), 0u);
+}
+
 TEST_F(KmsgStandIn, SeekEndSkipsBacklog) {
   const auto p = path("kmsg");
   rewrite(p, record(4, 1, 1, kXid79));

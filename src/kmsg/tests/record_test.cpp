@@ -111,6 +111,11 @@ TEST(LogLine, GoldenFormats) {
        {},
        {}},
       {"[  1.000000] msg\r\n", LineFormat::kDmesg, "msg", 1000000, {}},
+      {"[Mar 05 2024 22:23:56] [ERROR] [tid 12] x",
+       LineFormat::kFabricManager,
+       "[ERROR] [tid 12] x",
+       {},
+       kMar5},
   };
   for (const auto& c : cases) {
     auto l = parse_log_line(c.line, 2024);
@@ -120,6 +125,48 @@ TEST(LogLine, GoldenFormats) {
     EXPECT_EQ(l->monotonic_us, c.monotonic_us) << c.line;
     EXPECT_EQ(l->time_ns, c.time_ns) << c.line;
   }
+}
+
+TEST(LogLine, KmsgRecordCarriesFacility) {
+  auto l = parse_log_line("14,5,6,-;user text");
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->format, LineFormat::kKmsg);
+  EXPECT_EQ(l->facility, 1);
+  EXPECT_EQ(parse_log_line("4,5,6,-;kernel text")->facility, 0);
+}
+
+TEST(LogLine, ImplausibleWallTimesAreLeftOut) {
+  // Year 2300 does not fit int64 nanoseconds (fuzz/crashes-found/kmsg-dmesg-T-year-2300-…).
+  auto l = parse_log_line("[Mon Jan  1 00:00:00 2300] x");
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->format, LineFormat::kDmesgWall);
+  EXPECT_EQ(l->message, "x");
+  EXPECT_FALSE(l->time_ns);
+  EXPECT_FALSE(parse_log_line("[Jan 01 1969 00:00:00] [ERROR] [tid 1] x")->time_ns);
+  EXPECT_FALSE(parse_log_line("2300-01-01T00:00:00Z h kernel: x")->time_ns);
+  EXPECT_FALSE(parse_log_line("Mar  5 22:23:56 h kernel: x", 2300)->time_ns);
+  EXPECT_TRUE(parse_log_line("2199-12-31T23:59:59Z h kernel: x")->time_ns);
+}
+
+TEST(WallTime, MonotonicSumsNeverOverflow) {
+  EXPECT_EQ(wall_from_monotonic(1'000'000'000, 5), 1'000'005'000);
+  EXPECT_FALSE(wall_from_monotonic(1'700'000'000'000'000'000, 35678905678901234));
+  EXPECT_FALSE(wall_from_monotonic(1'700'000'000'000'000'000, -1));
+  EXPECT_FALSE(wall_from_monotonic(-1, 5));
+  EXPECT_FALSE(wall_from_monotonic(0, 999'999'999'999'999'999));
+  EXPECT_EQ(boot_from_stamps(10'000'000'000, 4'000'000), 6'000'000'000);
+  EXPECT_FALSE(boot_from_stamps(10'000'000'000, 11'000'000));
+  EXPECT_FALSE(boot_from_stamps(kMaxWallNs, 0));
+}
+
+TEST(UnescapeKmsg, DecodesHexEscapesAndKeepsMalformedOnes) {
+  EXPECT_EQ(unescape_kmsg("a\\x0ab"), "a\nb");
+  EXPECT_EQ(unescape_kmsg("back\\x5cslash \\xe2\\x80\\x94"), "back\\slash \xe2\x80\x94");
+  EXPECT_EQ(unescape_kmsg("plain"), "plain");
+  EXPECT_EQ(unescape_kmsg("cut \\x0"), "cut \\x0");
+  EXPECT_EQ(unescape_kmsg("bad \\xzz"), "bad \\xzz");
+  EXPECT_EQ(unescape_kmsg("\\"), "\\");
+  EXPECT_EQ(unescape_kmsg(""), "");
 }
 
 TEST(LogLine, SyslogWithoutYearHintHasNoWallTime) {

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private to the hardware check: what check_hardware.cpp and check_hardware_links.cpp share.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "doctor/check_util.h"
+#include "doctor/checks.h"
+#include "nvml/clock_events.h"
+#include "nvml/types.h"
+
+namespace cardiac::doctor::hardware_detail {
+
+using check_util::counter_span;
+using check_util::describe;
+using check_util::evidence;
+using check_util::GpuWindow;
+using check_util::make_finding;
+using check_util::Sample;
+using check_util::smi_target;
+
+constexpr unsigned kMaxRetiredPages = 63;           // DCGM_LIMIT_MAX_RETIRED_PAGES: fail
+constexpr unsigned kRetiredDbeSoftLimit = 15;       // DCGM: > 15 DBE pages and > 1 new in a week
+constexpr unsigned kUncorrectableRemapsWarn = 512;  // DCGM_LIMIT_MAX_ROW_REMAP_UNCORRECTABLE
+// A volatile corrected count this high since the driver loaded is a weak card even when the
+// window is too short to see it move (healthy HBM shows none).
+constexpr std::uint64_t kSbeHighCount = 1000;
+constexpr unsigned kSlowdownMarginC = 5;     // as the status verdict: warn this close to slowdown
+constexpr unsigned kShutdownMarginC = 2;     // as the status verdict: about to power off
+constexpr unsigned kBusyUtilization = 50;    // as the status verdict: judge the link under load
+constexpr double kNvlinkCrcPerSecond = 100;  // DCGM_LIMIT_MAX_NVLINK_CRC_ERROR
+constexpr DurationNs kWeek = DurationNs{7} * 24 * 3600 * kNsPerSec;
+
+constexpr std::uint64_t kThermalBits =
+    nvml::kReasonHwThermalSlowdown | nvml::kReasonSwThermalSlowdown;
+
+inline std::uint64_t reasons(const nvml::GpuReading& r) {
+  return r.clock_event_reasons.value_or(0);
+}
+
+inline std::string watts(unsigned mw) {
+  return fmt::format("{} W", mw / 1000);
+}
+
+// --- History from the agent store.
+
+inline const std::vector<std::pair<TimeNs, double>>* history_series(const DoctorInput& in,
+                                                                    const GpuRef& g,
+                                                                    std::string_view metric) {
+  for (const auto& h : in.history) {
+    bool same = (!g.uuid.empty() && h.uuid == g.uuid) || (h.uuid.empty() && g.index == h.gpu);
+    if (!same) continue;
+    for (const auto& [name, points] : h.series) {
+      if (name == metric || name == fmt::format("cardiac_gpu_{}", metric)) return &points;
+    }
+  }
+  return nullptr;
+}
+
+// --- Device health.
+
+// Thermal, power, PCIe and NVLink (check_hardware_links.cpp).
+void check_thermal(const DoctorInput& in, const std::vector<GpuWindow>& all, const GpuWindow& w,
+                   const GpuRef& g, std::vector<Finding>& out);
+void check_power(const GpuWindow& w, const GpuRef& g, std::vector<Finding>& out);
+void check_pcie_link(const DoctorInput& in, const GpuWindow& w, const GpuRef& g,
+                     std::vector<Finding>& out);
+void check_pcie_replays(const GpuWindow& w, const GpuRef& g, std::vector<Finding>& out);
+void check_nvlink(const GpuWindow& w, const GpuRef& g, std::vector<Finding>& out);
+
+}  // namespace cardiac::doctor::hardware_detail

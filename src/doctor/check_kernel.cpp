@@ -1,0 +1,563 @@
+// SPDX-License-Identifier: Apache-2.0
+// The kernel-log check, part one: Xids (catalog, follow-on chains, escalation across boots)
+// and the driver's non-Xid GPU messages. Part two is check_kernel_other.cpp.
+//
+// Finding ids. They are stable keys: add_cross_check_plans (cross_check.cpp) attaches the
+// swap plan to xid.79, xid.48, xid.95, xid.119, xid.74, xid.140, xid.62, xid.64 and
+// kernel.fallen_off_bus by id, and to any finding that is critical + hardware — which is how
+// an escalated Xid (94, 13, 109, … back after a reboot) and xid.120/.143 get one too.
+//   xid.<N>                one per (GPU, Xid N) root cause. Category, severity and actions come
+//                          from xid_catalog; escalated to critical/hardware when the same Xid
+//                          comes back after a reboot (app Xids 13/31/43: hardware/warning when
+//                          they survive a reboot or hit 3+ programs). Follow-ons (45, 154) fold
+//                          into the Xid before them on that GPU; Xid 79 also tells the fatal
+//                          AER (Surprise Down) that preceded it, and the probe's own line.
+//   kernel.fallen_off_bus  hardware/critical: the probe's "fallen off the bus" with no Xid 79
+//   kernel.gsp_timeout     driver/critical: GSP RPC timeouts with no Xid 119/120 on that GPU
+//   kernel.init_failure    driver/critical (hardware when the GPU also fell off the bus)
+//   kernel.reset_required  driver/critical: the driver says the GPU needs a reset
+//   kernel.aer             hardware: PCIe AER; critical (uncorrected fatal), warning
+//                          (non-fatal, or a steady corrected rate), info (a few corrected)
+//   kernel.hung_task       driver/critical: tasks blocked inside the nvidia module
+//   kernel.hung_task.other resources/warning: other blocked tasks (I/O, NFS, memory)
+//   kernel.sxid            hardware: NVSwitch SXid; critical when fatal, else warning
+//   kernel.fabric_manager  Fabric Manager errors: hardware/critical when an NVSwitch fatal
+//                          error is named, else driver/warning
+//   kernel.nvlink          hardware: non-Xid NVLink errors; critical when fatal, else warning
+//   kernel.ib              network: mlx5 NIC errors (critical: fatal/health) and link downs
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "core/format.h"
+#include "core/time.h"
+#include "doctor/check_kernel_util.h"
+#include "doctor/checks.h"
+#include "doctor/kernel_log.h"
+#include "doctor/xid_catalog.h"
+#include "kmsg/record.h"
+
+namespace cardiac::doctor {
+namespace kernel_detail {
+
+Analysis::Analysis(const DoctorInput& input) : in(input), map(input) {
+  std::set<std::string> buses;
+  for (const auto& g : map.all()) {
+    if (!g.pci_bus_id.empty()) buses.insert(g.pci_bus_id);
+  }
+  for (const auto& e : in.events) {
+    if ((e.kind == "xid" || e.kind == "fallen_off_bus" || e.kind == "gpu_map" ||
+         e.kind == "init_failure" || e.kind == "gsp_timeout") &&
+        !e.pci_bus_id.empty()) {
+      buses.insert(e.pci_bus_id);
+    }
+  }
+  gpu_buses_.assign(buses.begin(), buses.end());
+  if (in.fs) {
+    for (const auto& b : gpu_buses_) {
+      if (auto link = in.fs->read_link("/sys/bus/pci/devices/" + b)) sysfs_path_[b] = *link;
+    }
+  }
+  boot_of.assign(in.events.size(), 0);
+  std::size_t b = 0;
+  for (std::size_t i = 0; i < in.events.size(); ++i) {
+    while (b < in.boots.size() && in.boots[b].first_event <= i) ++b;
+    boot_of[i] = b;
+  }
+  for (const auto& [index, lines] : in.event_context) context_[index] = &lines;
+}
+
+const std::vector<std::string>& Analysis::context(std::size_t i) const {
+  static const std::vector<std::string> kNone;
+  auto it = context_.find(i);
+  return it == context_.end() ? kNone : *it->second;
+}
+
+std::vector<std::string> Analysis::context_messages(std::size_t i) const {
+  std::vector<std::string> out;
+  for (const auto& line : context(i)) {
+    auto p = kmsg::parse_log_line(line);
+    if (p) out.emplace_back(p->message);
+  }
+  return out;
+}
+
+std::vector<std::string> Analysis::gpus_behind(const std::string& device, bool& resolved) const {
+  resolved = !sysfs_path_.empty();
+  if (std::find(gpu_buses_.begin(), gpu_buses_.end(), device) != gpu_buses_.end()) {
+    resolved = true;
+    return {device};
+  }
+  std::vector<std::string> out;
+  for (const auto& [gpu, path] : sysfs_path_) {
+    std::string_view p = path;
+    while (!p.empty()) {
+      auto slash = p.find('/');
+      if (p.substr(0, slash) == device) {
+        out.push_back(gpu);
+        break;
+      }
+      p.remove_prefix(slash == std::string_view::npos ? p.size() : slash + 1);
+    }
+  }
+  return out;
+}
+
+Evidence log_evidence(const Analysis& a, std::size_t event, std::string_view text) {
+  const auto& e = a.ev(event);
+  Evidence ev;
+  ev.kind = "log";
+  ev.text = text.empty() ? e.raw : std::string(text);
+  if (ev.text.empty()) ev.text = e.message;
+  if (e.time_ns) ev.time = *e.time_ns;
+  ev.source = a.in.kmsg_source;
+  return ev;
+}
+
+void add_log_evidence(Finding& f, const Analysis& a, const std::vector<std::size_t>& events,
+                      std::size_t max) {
+  if (events.empty() || max == 0) return;
+  const std::size_t head = events.size() <= max ? events.size() : max - 1;
+  for (std::size_t i = 0; i < head; ++i) f.evidence.push_back(log_evidence(a, events[i]));
+  if (head < events.size()) f.evidence.push_back(log_evidence(a, events.back()));
+}
+
+std::string span_text(const Analysis& a, const std::vector<std::size_t>& events) {
+  std::optional<TimeNs> first;
+  std::optional<TimeNs> last;
+  for (auto i : events) {
+    if (auto t = a.ev(i).time_ns) {
+      first = first ? std::min(*first, *t) : *t;
+      last = last ? std::max(*last, *t) : *t;
+    }
+  }
+  if (!first) return {};
+  if (*first == *last) return " at " + format_iso8601(*first);
+  return fmt::format(" between {} and {}", format_iso8601(*first), format_iso8601(*last));
+}
+
+std::string times_text(std::size_t n) {
+  if (n == 1) return "once";
+  if (n == 2) return "twice";
+  return fmt::format("{} times", n);
+}
+
+std::string cli_id(const GpuRef& g) {
+  if (g.index) return std::to_string(*g.index);
+  if (!g.pci_bus_id.empty()) return g.pci_bus_id;
+  return "<GPU>";
+}
+
+std::string gpu_label(const GpuRef& g) {
+  std::string l = g.label();
+  return l.empty() ? "the GPU" : l;
+}
+
+std::string fill_step(std::string_view step, const GpuRef& g) {
+  std::string out;
+  while (!step.empty()) {
+    auto brace = step.find('{');
+    out.append(step.substr(0, brace));
+    if (brace == std::string_view::npos) break;
+    step.remove_prefix(brace);
+    if (step.substr(0, 5) == "{gpu}") {
+      out += gpu_label(g);
+      step.remove_prefix(5);
+    } else if (step.substr(0, 4) == "{id}") {
+      out += cli_id(g);
+      step.remove_prefix(4);
+    } else {
+      out.push_back('{');
+      step.remove_prefix(1);
+    }
+  }
+  return out;
+}
+
+std::string process_list(const Analysis& a, const std::vector<std::size_t>& events) {
+  std::vector<std::string> seen;
+  std::size_t more = 0;
+  for (auto i : events) {
+    const auto& e = a.ev(i);
+    if (e.process.empty() && (!e.pid || *e.pid == 0)) continue;
+    std::string p = e.process.empty() ? "a process" : e.process;
+    if (e.pid && *e.pid != 0) p += fmt::format(" (pid {})", *e.pid);
+    if (std::find(seen.begin(), seen.end(), p) != seen.end()) continue;
+    if (seen.size() < 3) {
+      seen.push_back(std::move(p));
+    } else {
+      ++more;
+    }
+  }
+  std::string out = fmt::format("{}", fmt::join(seen, ", "));
+  if (more > 0) out += fmt::format(" and {} more", more);
+  return out;
+}
+
+std::vector<std::size_t> boots_of(const Analysis& a, const std::vector<std::size_t>& events) {
+  std::set<std::size_t> s;
+  for (auto i : events) s.insert(a.boot_of[i]);
+  return {s.begin(), s.end()};
+}
+
+bool follows_closely(const Analysis& a, std::size_t earlier, std::size_t later, DurationNs window,
+                     std::size_t max_events) {
+  if (later < earlier || a.boot_of[earlier] != a.boot_of[later]) return false;
+  const auto& t1 = a.ev(earlier).time_ns;
+  const auto& t2 = a.ev(later).time_ns;
+  if (t1 && t2) return *t2 - *t1 <= window && *t2 >= *t1 - kNsPerSec;
+  return later - earlier <= max_events;
+}
+
+}  // namespace kernel_detail
+
+namespace {
+
+using namespace kernel_detail;
+
+constexpr DurationNs kFollowWindow = 300 * kNsPerSec;  // a follow-on comes within minutes
+constexpr DurationNs kAerWindow = 60 * kNsPerSec;      // Surprise Down → Xid 79
+
+struct XidGroup {
+  std::string bus;
+  int xid = 0;
+  std::vector<std::size_t> roots;
+  std::vector<std::size_t> follow_ons;  // 45, 154 after this Xid
+  std::vector<std::size_t> related;     // non-Xid driver lines about the same fault
+  std::vector<const AerIncident*> aer;  // the PCIe story before it (Xid 79)
+};
+
+using GroupMap = std::map<std::pair<std::string, int>, XidGroup>;
+
+GroupMap group_xids(const Analysis& a) {
+  GroupMap groups;
+  std::map<std::string, std::pair<std::size_t, int>> last_root;  // bus → (event, xid)
+  for (std::size_t i = 0; i < a.in.events.size(); ++i) {
+    const auto& e = a.ev(i);
+    if (e.kind != "xid" || !e.xid) continue;
+    const int code = *e.xid;
+    const XidInfo info = lookup_xid(code);
+    if (info.follow_on) {
+      auto it = last_root.find(e.pci_bus_id);
+      if (it != last_root.end() && follows_closely(a, it->second.first, i, kFollowWindow, 500)) {
+        groups[{e.pci_bus_id, it->second.second}].follow_ons.push_back(i);
+        continue;
+      }
+    } else {
+      last_root[e.pci_bus_id] = {i, code};
+    }
+    XidGroup& g = groups[{e.pci_bus_id, code}];
+    g.bus = e.pci_bus_id;
+    g.xid = code;
+    g.roots.push_back(i);
+  }
+  return groups;
+}
+
+// Non-Xid driver lines that tell the same story as an Xid on that GPU join its finding; the
+// rest are returned for findings of their own.
+std::vector<std::size_t> fold_related(const Analysis& a, GroupMap& groups) {
+  std::vector<std::size_t> rest;
+  for (std::size_t i = 0; i < a.in.events.size(); ++i) {
+    const auto& e = a.ev(i);
+    std::vector<int> hosts;
+    if (e.kind == "fallen_off_bus") hosts = {79};
+    if (e.kind == "gsp_timeout") hosts = {119, 120};
+    if (e.kind == "reset_required") hosts = {79, 119, 120, 62, 95, 48, 140, 46, 74};
+    if (hosts.empty()) continue;
+    bool folded = false;
+    for (int x : hosts) {
+      auto it = groups.find({e.pci_bus_id, x});
+      if (it == groups.end() || e.pci_bus_id.empty()) continue;
+      it->second.related.push_back(i);
+      folded = true;
+      break;
+    }
+    if (!folded) rest.push_back(i);
+  }
+  return rest;
+}
+
+std::string aer_story(const AerIncident& inc) {
+  std::string port = inc.reporter.empty() ? inc.device : inc.reporter;
+  std::string what = inc.details.empty() ? std::string("an uncorrected fatal error")
+                                         : fmt::format("{}", fmt::join(inc.details, ", "));
+  return fmt::format(
+      " Just before, PCIe port {} reported {} (AER, uncorrected fatal){}: the PCIe link to the GPU "
+      "went down first, then the driver lost the GPU. A link that drops like this points at power, "
+      "the slot or riser, or the card.",
+      port, what, inc.linked_by == "sysfs" ? ", and sysfs shows this GPU behind it" : "");
+}
+
+// Fatal AER incidents on the link to `bus` shortly before event `at`.
+void attach_aer(const Analysis& a, std::vector<AerIncident>& aer, XidGroup& g) {
+  for (auto& inc : aer) {
+    if (inc.folded || inc.severity != "uncorrected_fatal") continue;
+    if (std::find(inc.gpus.begin(), inc.gpus.end(), g.bus) == inc.gpus.end()) continue;
+    for (auto root : g.roots) {
+      if (follows_closely(a, inc.events.front(), root, kAerWindow, 20)) {
+        g.aer.push_back(&inc);
+        inc.folded = true;
+        break;
+      }
+    }
+  }
+}
+
+std::vector<std::size_t> hung_nvidia_tasks(const Analysis& a, std::size_t boot) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < a.in.events.size(); ++i) {
+    const auto& e = a.ev(i);
+    if (e.kind != "hung_task" || a.boot_of[i] != boot) continue;
+    if (trace_through_nvidia(a.context(i)) || e.process.rfind("nvidia", 0) == 0) out.push_back(i);
+  }
+  return out;
+}
+
+Finding xid_finding(const Analysis& a, const XidGroup& g) {
+  const XidInfo info = lookup_xid(g.xid);
+  Finding f;
+  f.id = fmt::format("xid.{}", g.xid);
+  f.gpu = a.map.by_bus_id(g.bus);
+  f.category = info.category;
+  f.severity = info.severity;
+  f.confidence = info.known ? Confidence::kHigh : Confidence::kMedium;
+  const std::size_t n = g.roots.size();
+  const std::string label = gpu_label(f.gpu);
+  const std::string procs = process_list(a, g.roots);
+  const auto boots = boots_of(a, g.roots);
+  const bool again_after_reboot = boots.size() >= 2;
+
+  if (g.xid >= 144 && g.xid <= 150) {
+    bool fatal = std::any_of(g.roots.begin(), g.roots.end(), [&](std::size_t i) {
+      return a.ev(i).message.find(" Fatal ") != std::string::npos;
+    });
+    f.severity = fatal ? Severity::kCritical : Severity::kWarning;
+  }
+  std::vector<std::string> actions;
+  for (auto s : info.steps) {
+    if (!s.empty()) actions.push_back(fill_step(s, f.gpu));
+  }
+  std::string expl =
+      fmt::format("Xid {}: {}. Typical cause: {}. {} reported it {}{}.", g.xid, info.meaning,
+                  info.cause, label, times_text(n), span_text(a, g.roots));
+
+  if (info.app_error && !procs.empty()) {
+    f.category = Category::kDriver;
+    expl += fmt::format(
+        " The driver named the process: {}. This is most often a bug or bad input "
+        "in that program, not a fault of the GPU.",
+        procs);
+    if (actions.empty()) actions.emplace_back();
+    actions.front() = fmt::format(
+        "Check the application {}: run it under compute-sanitizer to find the faulting kernel "
+        "or access",
+        procs);
+  }
+  std::set<std::string> distinct_procs;
+  for (auto i : g.roots) {
+    if (!a.ev(i).process.empty()) distinct_procs.insert(a.ev(i).process);
+  }
+  const bool escalate = again_after_reboot && (info.suspect_card || info.suspect_on_repeat);
+  if (info.app_error && (again_after_reboot || distinct_procs.size() >= 3)) {
+    // One program faulting is the program; many programs, or faults that survive reboots,
+    // on one GPU point back at the GPU.
+    f.category = Category::kHardware;
+    f.severity = std::max(f.severity, Severity::kWarning);
+    f.confidence = Confidence::kMedium;
+    expl += fmt::format(" It happened {}{} on this GPU only, so the GPU itself may be at fault.",
+                        distinct_procs.size() >= 3 ? "with different programs" : "again",
+                        again_after_reboot ? " after a reboot" : "");
+    actions.insert(actions.begin(),
+                   fill_step("Run the field diagnostic on {gpu}: dcgmi diag -r 3 -i {id}", f.gpu));
+  } else if (escalate) {
+    f.category = Category::kHardware;
+    f.severity = Severity::kCritical;
+    f.confidence = Confidence::kHigh;
+    // The cross-check leads now; the catalog's own "if it comes back, cross-check" is moot.
+    std::erase_if(actions,
+                  [](const std::string& s) { return s.find("cross-check") != std::string::npos; });
+    expl += fmt::format(
+        " It came back after a reboot (in {} of the boots in this log): a reboot clears the "
+        "driver and every application, so the card itself is suspect.",
+        boots.size());
+    actions.insert(
+        actions.begin(),
+        {fill_step("Take {gpu} out of service: Xid " + std::to_string(g.xid) + " survived a reboot",
+                   f.gpu),
+         "Cross-check the card: swap it with a healthy one (another slot or server); "
+         "if the fault follows the card, RMA it, if it stays with the slot, service "
+         "the slot, riser or power"});
+  }
+  for (const auto* inc : g.aer) expl += aer_story(*inc);
+  if (!g.follow_ons.empty()) {
+    std::map<int, std::size_t> counts;
+    for (auto i : g.follow_ons) ++counts[a.ev(i).xid.value_or(0)];
+    for (const auto& [code, count] : counts) {
+      expl += fmt::format(
+          " Xid {} ({}) followed {} on the same GPU: the driver cleaning up after this error, "
+          "not a separate fault.",
+          code, lookup_xid(code).meaning, times_text(count));
+    }
+    for (auto i : g.follow_ons) {
+      if (a.ev(i).xid == 154) {
+        expl += fmt::format(" The driver then said: \"{}\".", a.ev(i).message);
+        break;
+      }
+    }
+  }
+  if (g.related.size() == 1) {
+    expl += fmt::format(" The driver also said: \"{}\".", a.ev(g.related.front()).message);
+  } else if (!g.related.empty()) {
+    expl += fmt::format(" The driver also printed {} related lines, such as \"{}\".",
+                        g.related.size(), a.ev(g.related.front()).message);
+  }
+  if (g.xid == 119 || g.xid == 120) {
+    auto hung = hung_nvidia_tasks(a, a.boot_of[g.roots.front()]);
+    if (!hung.empty()) {
+      expl += fmt::format(" Processes were stuck in the driver at the time: {}.",
+                          process_list(a, hung));
+    }
+  }
+  if (!info.known) f.confidence = Confidence::kMedium;
+
+  std::string what(info.meaning);
+  f.title = fmt::format("Xid {} on {}: {}{}", g.xid, label, what,
+                        n > 1 ? fmt::format(" ({} times)", n) : "");
+  if (info.app_error && !procs.empty() && f.category == Category::kDriver) {
+    f.title += " in " + procs;
+  }
+  f.explanation = std::move(expl);
+  f.actions = std::move(actions);
+
+  for (const auto* inc : g.aer) f.evidence.push_back(log_evidence(a, inc->events.front()));
+  const std::size_t used =
+      f.evidence.size() + (g.follow_ons.empty() ? 0 : 1) + (g.related.empty() ? 0 : 1);
+  add_log_evidence(f, a, g.roots, used >= 4 ? 2 : 6 - used);
+  if (!g.related.empty()) f.evidence.push_back(log_evidence(a, g.related.front()));
+  if (!g.follow_ons.empty()) f.evidence.push_back(log_evidence(a, g.follow_ons.front()));
+  return f;
+}
+
+Finding fallen_finding(const Analysis& a, const std::string& bus,
+                       const std::vector<std::size_t>& events, std::vector<AerIncident>& aer) {
+  Finding f;
+  f.id = "kernel.fallen_off_bus";
+  f.gpu = a.map.by_bus_id(bus);
+  f.category = Category::kHardware;
+  f.severity = Severity::kCritical;
+  f.confidence = Confidence::kHigh;
+  const std::string label = bus.empty() ? "A GPU" : gpu_label(f.gpu);
+  f.title = fmt::format("{} has fallen off the bus", label);
+  f.explanation = fmt::format(
+      "The driver reported {} {}{} that the GPU no longer answers on PCIe (its registers read "
+      "all ones): the link to it is down and nothing can use it until the machine reboots.",
+      label, times_text(events.size()), span_text(a, events));
+  for (auto& inc : aer) {
+    if (inc.folded || inc.severity != "uncorrected_fatal" || bus.empty()) continue;
+    if (std::find(inc.gpus.begin(), inc.gpus.end(), bus) == inc.gpus.end()) continue;
+    if (!follows_closely(a, inc.events.front(), events.front(), kAerWindow, 20)) continue;
+    inc.folded = true;
+    f.explanation += aer_story(inc);
+    f.evidence.push_back(log_evidence(a, inc.events.front()));
+  }
+  add_log_evidence(f, a, events, 4);
+  f.actions = {"Reboot the machine: the driver cannot get the GPU back without one",
+               fill_step("Check {gpu}'s power cables, seating and riser, and the inlet "
+                         "temperature",
+                         f.gpu),
+               "If it falls off again after the reboot, cross-check the card in another slot or "
+               "server and RMA it if the fault follows the card"};
+  return f;
+}
+
+Finding driver_message_finding(const Analysis& a, const std::string& kind, const std::string& bus,
+                               const std::vector<std::size_t>& events, bool also_fell_off) {
+  Finding f;
+  f.gpu = a.map.by_bus_id(bus);
+  f.severity = Severity::kCritical;
+  f.category = Category::kDriver;
+  f.confidence = Confidence::kHigh;
+  const std::string label = bus.empty() ? "a GPU" : gpu_label(f.gpu);
+  const std::string seen = fmt::format("{}{}", times_text(events.size()), span_text(a, events));
+  const std::string first = a.ev(events.front()).message;
+  if (kind == "gsp_timeout") {
+    f.id = "kernel.gsp_timeout";
+    f.title = fmt::format("GSP firmware of {} stopped answering the driver", label);
+    f.explanation = fmt::format(
+        "The driver timed out waiting for the GPU's firmware (GSP) {} (\"{}\"). Until the GPU "
+        "is reset, nvidia-smi, NVML and CUDA calls that touch it hang or fail.",
+        seen, first);
+    f.actions = {
+        fill_step("Stop the processes on {gpu}, then reset it: nvidia-smi -r -i {id}", f.gpu),
+        "If the reset fails or hangs, reboot the machine",
+        "Collect nvidia-bug-report.sh; if it repeats, update the driver"};
+  } else if (kind == "init_failure") {
+    f.id = "kernel.init_failure";
+    if (also_fell_off) f.category = Category::kHardware;
+    f.confidence = Confidence::kMedium;
+    f.title = fmt::format("The driver could not initialise {}", label);
+    f.explanation = fmt::format(
+        "RmInitAdapter failed {} (\"{}\"): the driver did not bring the GPU up, so nvidia-smi "
+        "will not list it or fails on it. {}",
+        seen, first,
+        also_fell_off ? "The same GPU also fell off the bus: the card or its slot is the "
+                        "likely cause."
+                      : "Common causes: a driver that does not match the kernel module or does "
+                        "not support this GPU, a GPU that lost power, or a faulty card.");
+    f.actions = {
+        "Check that the loaded module matches the installed driver: cat "
+        "/proc/driver/nvidia/version and nvidia-smi",
+        "Reboot; if it persists, reseat the card and check its power cables",
+        "If it still fails, cross-check the card in another slot or server"};
+  } else {
+    f.id = "kernel.reset_required";
+    f.title = fmt::format("The driver says {} needs a reset", label);
+    f.explanation = fmt::format(
+        "The driver reported {} that the GPU needs a reset (\"{}\"); "
+        "work on it fails until then.",
+        seen, first);
+    f.actions = {
+        fill_step("Stop the processes on {gpu}, then reset it: nvidia-smi -r -i {id}", f.gpu),
+        "If the reset fails or hangs, reboot the machine"};
+  }
+  add_log_evidence(f, a, events);
+  return f;
+}
+
+}  // namespace
+
+void check_kernel_log(const DoctorInput& in, std::vector<Finding>& out) {
+  if (in.events.empty()) return;
+  const Analysis a(in);
+  std::vector<AerIncident> aer = aer_incidents(a);
+  GroupMap groups = group_xids(a);
+  const std::vector<std::size_t> rest = fold_related(a, groups);
+
+  for (auto& [key, g] : groups) {
+    if (g.xid == 79) attach_aer(a, aer, g);
+    out.push_back(xid_finding(a, g));
+  }
+
+  // Non-Xid driver messages no Xid finding told, grouped per GPU.
+  std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> by_kind_bus;
+  for (auto i : rest) by_kind_bus[{a.ev(i).kind, a.ev(i).pci_bus_id}].push_back(i);
+  for (std::size_t i = 0; i < in.events.size(); ++i) {
+    if (a.ev(i).kind == "init_failure")
+      by_kind_bus[{"init_failure", a.ev(i).pci_bus_id}].push_back(i);
+  }
+  for (const auto& [key, events] : by_kind_bus) {
+    const auto& [kind, bus] = key;
+    if (kind == "fallen_off_bus") {
+      out.push_back(fallen_finding(a, bus, events, aer));
+      continue;
+    }
+    const bool fell = !bus.empty() && (groups.count({bus, 79}) > 0 ||
+                                       by_kind_bus.count({"fallen_off_bus", bus}) > 0);
+    out.push_back(driver_message_finding(a, kind, bus, events, fell));
+  }
+  check_kernel_other(a, aer, out);
+}
+
+}  // namespace cardiac::doctor

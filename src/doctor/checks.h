@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// The checks: each reads a DoctorInput and appends findings. Pure: no I/O except through
+// input.fs, no clock reads (input.now is the time of the run).
+#pragma once
+
+#include <vector>
+
+#include "doctor/finding.h"
+#include "doctor/input.h"
+
+namespace cardiac::doctor {
+
+// Kernel log: Xids with the catalog, chains, escalation across boots, non-Xid driver messages,
+// AER linked to the GPU behind the port, hung tasks in the nvidia module, SXid, Fabric
+// Manager, mlx5/InfiniBand.
+void check_kernel_log(const DoctorInput& in, std::vector<Finding>& out);
+// GPU hardware: ECC, thermal, power, PCIe, missing GPUs, NVLink.
+void check_gpu_hardware(const DoctorInput& in, std::vector<Finding>& out);
+// Driver and software: NVML missing, driver not loaded, version mismatch, persistence mode,
+// slow or hung NVML, D-state processes, GPU memory held by processes that are gone.
+void check_driver(const DoctorInput& in, std::vector<Finding>& out);
+// Resources: "why is it slow" triage, VRAM pressure, host CPU/memory/disk.
+void check_resources(const DoctorInput& in, std::vector<Finding>& out);
+// Network: probes (near vs far), NIC saturation, errors and drops, DNS time.
+void check_network(const DoctorInput& in, std::vector<Finding>& out);
+
+// Adds the cross-check plan to every finding that suspects a card (fell off the bus,
+// repeated Xid 79/48/94/95/119, …).
+void add_cross_check_plans(std::vector<Finding>& findings);
+
+// Runs every check and builds the report (GPU list, events, sorted findings).
+Report diagnose(const DoctorInput& in);
+
+}  // namespace cardiac::doctor

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "doctor/checks.h"
+#include "doctor/gpu_map.h"
+
+namespace cardiac::doctor {
+
+Report diagnose(const DoctorInput& in) {
+  Report r;
+  r.generated_at = in.now;
+  if (const auto* h = in.last_host()) r.hostname = h->system.hostname.value_or("");
+  r.gpus = GpuMap(in).all();
+  r.events = in.events;
+
+  check_kernel_log(in, r.findings);
+  check_gpu_hardware(in, r.findings);
+  check_driver(in, r.findings);
+  check_resources(in, r.findings);
+  check_network(in, r.findings);
+  add_cross_check_plans(r.findings);
+  sort_findings(r.findings);
+  return r;
+}
+
+}  // namespace cardiac::doctor

@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "doctor/gather.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "core/strings.h"
+#include "doctor/kernel_log.h"
+#include "doctor/probe.h"
+#include "health/report.h"
+#include "host/bounded.h"
+#include "host/processes.h"
+#include "store/db.h"
+#include "store/events.h"
+#include "telemetry/gpu_collector.h"
+
+namespace cardiac::doctor {
+namespace {
+
+constexpr double kUserHz = 100;  // USER_HZ: /proc's jiffies are in these on every Linux ABI
+constexpr DurationNs kStoredEventsLookback = 7 * 24 * 3600 * kNsPerSec;
+
+struct TaskTimes {
+  std::string comm;
+  char state = '?';
+  std::uint64_t jiffies = 0;
+  std::optional<std::string> wchan;
+};
+
+struct ProcTimes {
+  bool exists = false;
+  std::string comm;
+  std::uint64_t jiffies = 0;
+  std::map<std::int64_t, TaskTimes> tasks;
+};
+
+ProcTimes read_proc_times(const FileSystem& fs, std::uint32_t pid) {
+  ProcTimes p;
+  auto stat = fs.read_file(fmt::format("/proc/{}/stat", pid));
+  if (!stat) return p;
+  auto parsed = host::parse_proc_pid_stat(*stat);
+  if (!parsed) return p;
+  p.exists = true;
+  p.comm = parsed->comm;
+  p.jiffies = parsed->utime + parsed->stime;
+  auto tids = fs.list_dir(fmt::format("/proc/{}/task", pid));
+  if (!tids) return p;
+  for (const auto& tid_text : *tids) {
+    auto tid = parse_i64(tid_text);
+    if (!tid) continue;
+    auto ts = fs.read_file(fmt::format("/proc/{}/task/{}/stat", pid, *tid));
+    if (!ts) continue;
+    auto tp = host::parse_proc_pid_stat(*ts);
+    if (!tp) continue;
+    TaskTimes t;
+    t.comm = tp->comm;
+    t.state = tp->state;
+    t.jiffies = tp->utime + tp->stime;
+    if (auto w = fs.read_file(fmt::format("/proc/{}/task/{}/wchan", pid, *tid))) {
+      std::string wchan(trim(*w));
+      if (!wchan.empty() && wchan != "0") t.wchan = wchan;
+    }
+    p.tasks.emplace(*tid, std::move(t));
+  }
+  return p;
+}
+
+std::vector<std::uint32_t> gpu_pids(const std::vector<nvml::GpuSnapshot>& samples) {
+  std::vector<std::uint32_t> pids;
+  for (const auto& s : samples) {
+    for (const auto& g : s.gpus) {
+      for (const auto& p : g.processes) pids.push_back(p.pid);
+    }
+  }
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  return pids;
+}
+
+TimeNs read_taken_at(const RootFs& fs, TimeNs fallback) {
+  auto text = fs.read_file("/.cardiac/taken_at");
+  if (!text) return fallback;
+  auto v = parse_i64(trim(*text));
+  return v ? *v : fallback;
+}
+
+// The store's raw samples since `since`, regrouped into one GpuSnapshot per sampling instant
+// so the checks read history and live samples the same way.
+Result<std::vector<nvml::GpuSnapshot>> snapshots_from_store(const store::Db& db, TimeNs since) {
+  auto st = db.prepare(
+      "SELECT s.time_ns, s.gpu, m.name, s.value FROM samples s JOIN metrics m "
+      "ON m.id = s.metric_id WHERE s.gpu IS NOT NULL AND s.time_ns >= ? "
+      "ORDER BY s.time_ns, s.gpu");
+  if (!st) return fail(st.error());
+  st->bind(1, since);
+  std::map<TimeNs, std::map<unsigned, nvml::GpuReading>> by_time;
+  while (true) {
+    auto row = st->step();
+    if (!row) return fail(row.error());
+    if (!*row) break;
+    TimeNs t = st->column_int64(0);
+    auto gpu = static_cast<unsigned>(st->column_int64(1));
+    std::string name = st->column_text(2);
+    double v = st->column_double(3);
+    auto& g = by_time[t][gpu];
+    g.index = gpu;
+    g.sampled_at = t;
+    if (!name.starts_with("gpu_")) continue;
+    std::string_view field = std::string_view(name).substr(4);
+#define CARDIAC_GPU_FIELD(member)                \
+  if (field == #member) {                        \
+    using T = std::decay_t<decltype(*g.member)>; \
+    g.member = static_cast<T>(v);                \
+  }
+#include "nvml/gpu_fields.def"
+#undef CARDIAC_GPU_FIELD
+  }
+  std::vector<nvml::GpuSnapshot> out;
+  for (auto& [t, gpus] : by_time) {
+    nvml::GpuSnapshot s;
+    s.available = true;
+    s.taken_at = t;
+    for (auto& [idx, g] : gpus) s.gpus.push_back(std::move(g));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// Events the agent stored, turned back into kernel events. Kernel-log rows keep the original
+// line in their dedup key ("<time>|<kind>|<line>"), so they are classified again in full.
+std::vector<kmsg::KernelEvent> events_from_store(const std::vector<store::Event>& stored) {
+  std::vector<kmsg::KernelEvent> out;
+  for (const auto& e : stored) {
+    std::optional<kmsg::KernelEvent> ke;
+    auto first = e.dedup_key.find('|');
+    auto second = first == std::string::npos ? first : e.dedup_key.find('|', first + 1);
+    if (e.source != "nvml" && second != std::string::npos) {
+      ke = kmsg::classify_line(std::string_view(e.dedup_key).substr(second + 1));
+    }
+    if (!ke) {
+      kmsg::KernelEvent k;
+      k.kind = e.kind;
+      if (e.xid) k.xid = static_cast<int>(*e.xid);
+      k.pci_bus_id = e.pci_bus_id;
+      k.message = e.message;
+      k.raw = e.message;
+      ke = k;
+    }
+    ke->time_ns = e.time_ns;
+    out.push_back(std::move(*ke));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> snapshot_series(const std::string& dir) {
+  RootFs fs(dir);
+  if (fs.exists("/proc")) return {};
+  std::vector<std::string> out;
+  for (int i = 0;; ++i) {
+    std::string name = fmt::format("t{}", i);
+    if (!fs.exists("/" + name + "/proc")) break;
+    out.push_back(dir + "/" + name);
+  }
+  return out;
+}
+
+namespace {
+
+using ProcTable = std::map<std::uint32_t, ProcTimes>;
+
+ProcTable read_proc_table(const FileSystem& fs, const std::vector<std::uint32_t>& pids) {
+  ProcTable t;
+  for (auto pid : pids) t.emplace(pid, read_proc_times(fs, pid));
+  return t;
+}
+
+std::vector<ProcessActivity> activity_between(const ProcTable& before, const ProcTable& after,
+                                              double dt_s) {
+  std::vector<ProcessActivity> out;
+  for (const auto& [pid, b] : after) {
+    auto found = before.find(pid);
+    ProcTimes a = found == before.end() ? ProcTimes{} : found->second;
+    ProcessActivity p;
+    p.pid = pid;
+    p.exists = b.exists;
+    p.comm = b.exists ? b.comm : a.comm;
+    if (a.exists && b.exists && dt_s > 0) {
+      auto pct = [dt_s](std::uint64_t from, std::uint64_t to) {
+        return to >= from ? 100.0 * static_cast<double>(to - from) / kUserHz / dt_s : 0.0;
+      };
+      p.cpu_percent = pct(a.jiffies, b.jiffies);
+      for (const auto& [tid, t] : b.tasks) {
+        auto it = a.tasks.find(tid);
+        ThreadActivity th;
+        th.tid = tid;
+        th.comm = t.comm;
+        th.state = t.state;
+        th.wchan = t.wchan;
+        th.cpu_percent = it == a.tasks.end() ? 0 : pct(it->second.jiffies, t.jiffies);
+        p.threads.push_back(std::move(th));
+      }
+      std::stable_sort(p.threads.begin(), p.threads.end(),
+                       [](const ThreadActivity& x, const ThreadActivity& y) {
+                         return x.cpu_percent > y.cpu_percent;
+                       });
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ProcessActivity> process_activity(const FileSystem& before, const FileSystem& after,
+                                              const std::vector<std::uint32_t>& pids, double dt_s) {
+  return activity_between(read_proc_table(before, pids), read_proc_table(after, pids), dt_s);
+}
+
+Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sleeper& sleep,
+                           const Progress& progress, std::vector<std::string>& skipped) {
+  DoctorInput in;
+  in.offline = o.offline;
+  in.config = o.config;
+  in.now = clock.now();
+
+  // The host: a captured series, one captured tree, or the live machine.
+  std::vector<std::shared_ptr<RootFs>> series_fs;
+  for (const auto& dir : snapshot_series(o.root)) {
+    series_fs.push_back(std::make_shared<RootFs>(dir));
+  }
+  std::shared_ptr<RootFs> fs;
+  if (!series_fs.empty()) {
+    TimeNs t = in.now - static_cast<TimeNs>(series_fs.size() - 1) * kNsPerSec;
+    for (const auto& sfs : series_fs) {
+      TimeNs at = read_taken_at(*sfs, t);
+      in.host_samples.push_back(host::collect_host(*sfs, at));
+      t += kNsPerSec;
+    }
+    fs = series_fs.back();
+  } else {
+    fs = std::make_shared<RootFs>(o.root);
+    if (!fs->exists("/proc")) {
+      return fail(Error::invalid("no proc/ directory under it (and no t0/, t1/ snapshots)",
+                                 "--root " + o.root));
+    }
+  }
+  in.fs = fs;
+  auto read_host = [&]() {
+    if (auto snap = host::collect_host_within(fs, clock.now(), o.nvml_timeout)) return *snap;
+    host::HostSnapshot late;
+    late.taken_at = clock.now();
+    late.timed_out = true;
+    return late;
+  };
+
+  // History first: with the agent's samples there is no need to wait for a window.
+  std::optional<store::Db> db;
+  if (!o.db.empty()) {
+    if (!std::filesystem::exists(o.db)) {
+      return fail(Error::not_found("no such file", "--db " + o.db));
+    }
+    auto opened = store::Db::open(o.db);
+    if (!opened) return fail(opened.error().with_context("--db " + o.db));
+    db.emplace(std::move(*opened));
+    auto hist = snapshots_from_store(*db, in.now - o.history);
+    if (!hist) return fail(hist.error().with_context("--db " + o.db));
+    in.gpu_samples = std::move(*hist);
+  }
+
+  // Live GPU samples through the isolated worker, with host snapshots alongside.
+  bool live_host = series_fs.empty();
+  ProcTable live_before;
+  TimeNs live_before_at = 0;
+  if (!o.offline) {
+    telemetry::GpuCollectorOptions copts;
+    copts.executable = o.executable;
+    copts.nvml_lib = o.nvml_lib;
+    copts.timeout = o.nvml_timeout;
+    telemetry::GpuCollector collector(copts, clock);
+    bool have_history = !in.gpu_samples.empty();
+    DurationNs window = have_history ? 0 : o.window;
+    TimeNs start = clock.monotonic();
+    for (int i = 0;; ++i) {
+      if (progress) {
+        double done = window > 0 ? static_cast<double>(clock.monotonic() - start) /
+                                       static_cast<double>(window)
+                                 : 1.0;
+        progress("sampling", std::min(1.0, done));
+      }
+      if (live_host) in.host_samples.push_back(read_host());
+      auto snap = collector.sample();
+      health::name_gpu_processes(*fs, snap);
+      in.gpu_samples.push_back(std::move(snap));
+      if (i == 0 && live_host) {
+        live_before = read_proc_table(*fs, gpu_pids(in.gpu_samples));
+        live_before_at = in.host_samples.back().taken_at;
+      }
+      if (clock.monotonic() - start + o.sample_interval > window) break;
+      sleep(o.sample_interval);
+    }
+    if (live_host) in.host_samples.push_back(read_host());
+    if (progress) progress("sampling", 1.0);
+  } else if (live_host) {
+    in.host_samples.push_back(read_host());
+  }
+  if (!o.offline && in.gpu_samples.empty()) skipped.emplace_back("gpu: no samples taken");
+  if (o.offline && o.db.empty()) skipped.emplace_back("gpu: --offline, NVML not asked");
+
+  // Rates and what the GPU-holding processes did over the window.
+  if (in.host_samples.size() >= 2 &&
+      in.host_samples.back().taken_at > in.host_samples.front().taken_at) {
+    in.rates = host::compute_rates(in.host_samples.front(), in.host_samples.back());
+  }
+  auto pids = gpu_pids(in.gpu_samples);
+  if (!pids.empty() && !series_fs.empty()) {
+    double dt = in.rates ? in.rates->interval_s : 0;
+    in.gpu_processes = process_activity(*series_fs.front(), *fs, pids, dt);
+  } else if (!pids.empty()) {
+    // Processes that appeared after the first sample have no "before": no CPU figure.
+    double dt = static_cast<double>(in.host_samples.back().taken_at - live_before_at) / 1e9;
+    in.gpu_processes = activity_between(live_before, read_proc_table(*fs, pids), dt);
+  }
+
+  // The kernel log.
+  KernelLogOptions kopts;
+  kopts.year_hint = o.year_hint;
+  if (kopts.year_hint == 0) {
+    // Year-less syslog stamps are most likely from this year.
+    time_t secs = static_cast<time_t>(in.now / kNsPerSec);
+    tm utc{};
+    gmtime_r(&secs, &utc);
+    kopts.year_hint = utc.tm_year + 1900;
+  }
+  if (const auto* h = in.last_host(); h != nullptr && h->system.uptime_s) {
+    kopts.boot_time_ns = h->taken_at - static_cast<TimeNs>(*h->system.uptime_s * 1e9);
+  }
+  std::optional<KernelLog> klog;
+  if (!o.kmsg_file.empty()) {
+    auto read = read_kernel_log_file(o.kmsg_file, kopts);
+    if (!read) return fail(read.error().with_context("--kmsg"));
+    klog = std::move(*read);
+    in.kmsg_source = o.kmsg_file;
+  } else if (!o.offline && !o.no_kmsg) {
+    auto read = read_live_kernel_log(kopts);
+    if (read) {
+      in.kmsg_source = read->source;
+      klog = std::move(*read);
+    } else {
+      skipped.push_back("kernel log: " + read.error().what());
+    }
+  } else if (!o.no_kmsg && !db) {
+    skipped.emplace_back("kernel log: --offline without --kmsg FILE");
+  }
+  if (klog) {
+    in.events = std::move(klog->events);
+    in.boots = std::move(klog->boots);
+    in.event_context = std::move(klog->context);
+  } else if (db) {
+    auto stored = store::events_since(*db, in.now - kStoredEventsLookback, 100000);
+    if (!stored) return fail(stored.error().with_context("--db " + o.db));
+    in.events = events_from_store(*stored);
+    in.kmsg_source = "store:" + o.db;
+  }
+
+  // Network probes: the configured targets and the default gateway.
+  if (!o.offline && !o.no_probe) {
+    std::optional<std::string> gateway;
+    if (o.gateway.empty()) {
+      gateway = default_gateway(*fs);
+    } else if (o.gateway != "none") {
+      gateway = o.gateway;
+    }
+    if (o.probe_targets.empty() && !gateway) {
+      skipped.emplace_back("network: no --probe targets and no default gateway");
+    } else {
+      ProbeOptions popts;
+      in.probes = run_probes(o.probe_targets, gateway, popts, [&](double f) {
+        if (progress) progress("probing", f);
+      });
+    }
+  } else if (o.offline) {
+    skipped.emplace_back("network: --offline, no probes sent");
+  }
+  in.now = clock.now();
+  return in;
+}
+
+}  // namespace cardiac::doctor

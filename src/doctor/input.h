@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+// Everything the checks look at, gathered once (live or from captured data) so that every
+// check is a pure function of its input and tests can build one by hand.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "host/host.h"
+#include "kmsg/event.h"
+#include "nvml/gpu.h"
+#include "platform/fs.h"
+
+namespace cardiac::doctor {
+
+// One thread of a process that holds a GPU, with its CPU use over the window.
+struct ThreadActivity {
+  std::int64_t tid = 0;
+  std::string comm{};
+  char state = '?';
+  std::optional<std::string> wchan{};
+  double cpu_percent = 0;  // of one core
+};
+
+// A process that holds a GPU (from NVML's process lists) and what it did over the window.
+struct ProcessActivity {
+  std::uint32_t pid = 0;
+  std::string comm{};
+  bool exists = true;                     // false: NVML lists it but /proc has no such pid
+  double cpu_percent = 0;                 // all threads, of one core
+  std::vector<ThreadActivity> threads{};  // busiest first
+  std::vector<unsigned> gpus{};           // GPU indices it holds
+};
+
+// One network target probed, near ("gateway", "loopback") or far ("target").
+struct ProbeResult {
+  std::string target{};   // as configured: "10.0.0.1", "tcp://host:443", "udp://127.0.0.1:7"
+  std::string role{};     // "gateway", "target"
+  std::string method{};   // "icmp", "tcp", "udp"
+  std::string address{};  // resolved address probed
+  unsigned sent = 0;
+  unsigned received = 0;
+  std::vector<double> rtt_ms{};    // one per answered probe, in order
+  std::string error{};             // resolution or socket failure; probes not sent then
+  std::optional<double> dns_ms{};  // name resolution time when the target was a name
+  [[nodiscard]] double loss_percent() const;
+  [[nodiscard]] std::optional<double> mean_ms() const;
+  [[nodiscard]] std::optional<double> jitter_ms() const;  // mean |rtt[i] - rtt[i-1]|
+};
+
+// History from an agent store (`--db`), per GPU: a few series worth charting and judging.
+struct GpuHistory {
+  unsigned gpu = 0;
+  std::string uuid{};
+  // metric name (as stored: "temperature", "utilization_gpu", …) → points.
+  std::vector<std::pair<std::string, std::vector<std::pair<TimeNs, double>>>> series{};
+};
+
+// A boot seen in the kernel log (a "Linux version" line or a monotonic clock that went back),
+// so an Xid that comes back after a reboot can be told apart from a repeat within one boot.
+struct Boot {
+  std::size_t first_event = 0;   // index into events of the first event after this boot began
+  std::optional<TimeNs> time{};  // when known
+};
+
+struct DoctorConfig {
+  std::optional<unsigned> expected_gpus{};
+  std::vector<std::string> probe_targets{};  // far targets; the gateway is added when known
+};
+
+struct DoctorInput {
+  TimeNs now = 0;
+  bool offline = false;                    // no live NVML or probes
+  std::shared_ptr<const FileSystem> fs{};  // the host tree (sysfs lookups: AER port → GPU)
+  DoctorConfig config;
+
+  // GPU samples over the window, oldest first; empty when NVML was not asked (offline).
+  std::vector<nvml::GpuSnapshot> gpu_samples{};
+  // Host snapshots over the window, oldest first (at least one).
+  std::vector<host::HostSnapshot> host_samples{};
+  std::optional<host::HostRates> rates{};  // first vs last host snapshot, when they differ
+  std::vector<ProcessActivity> gpu_processes{};
+
+  // Kernel log: every recognised event in log order, where it came from, and the boots.
+  std::vector<kmsg::KernelEvent> events{};
+  std::string kmsg_source{};
+  std::vector<Boot> boots{};
+  // Lines that belong to an event but carry no structure of their own (AER detail lines,
+  // call traces after a hung-task line): event index → the lines, verbatim.
+  std::vector<std::pair<std::size_t, std::vector<std::string>>> event_context{};
+
+  std::vector<ProbeResult> probes{};
+  std::vector<GpuHistory> history{};  // from --db
+
+  // Convenience: the last GPU snapshot, or nullptr when none was taken.
+  [[nodiscard]] const nvml::GpuSnapshot* last_gpus() const {
+    return gpu_samples.empty() ? nullptr : &gpu_samples.back();
+  }
+  [[nodiscard]] const host::HostSnapshot* last_host() const {
+    return host_samples.empty() ? nullptr : &host_samples.back();
+  }
+};
+
+}  // namespace cardiac::doctor
