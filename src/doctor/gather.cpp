@@ -17,7 +17,9 @@
 #include "host/bounded.h"
 #include "host/processes.h"
 #include "store/db.h"
+#include "store/schema.h"
 #include "store/events.h"
+#include "store/query.h"
 #include "telemetry/gpu_collector.h"
 
 namespace cardiac::doctor {
@@ -158,6 +160,50 @@ std::vector<kmsg::KernelEvent> events_from_store(const std::vector<store::Event>
   return out;
 }
 
+// Longer series than the raw window: the temperature over the requested span (for charts) and
+// retired DBE pages over a week (DCGM's "more than one new in a week" rule).
+Result<std::vector<GpuHistory>> history_from_store(const store::Db& db, TimeNs now,
+                                                   DurationNs span) {
+  auto st = db.prepare("SELECT DISTINCT gpu FROM samples WHERE gpu IS NOT NULL AND time_ns >= ?");
+  if (!st) return fail(st.error());
+  st->bind(1, now - kStoredEventsLookback);
+  std::vector<unsigned> gpus;
+  while (true) {
+    auto row = st->step();
+    if (!row) return fail(row.error());
+    if (!*row) break;
+    gpus.push_back(static_cast<unsigned>(st->column_int64(0)));
+  }
+  struct Wanted {
+    const char* stored;
+    const char* name;
+    DurationNs span;
+  };
+  const Wanted wanted[] = {{"gpu_temperature", "temperature", span},
+                           {"gpu_retired_pages_dbe", "retired_pages_dbe", kStoredEventsLookback}};
+  std::vector<GpuHistory> out;
+  for (unsigned gpu : gpus) {
+    GpuHistory h;
+    h.gpu = gpu;
+    for (const auto& w : wanted) {
+      store::HistoryQuery q;
+      q.metric = w.stored;
+      q.gpu = gpu;
+      q.since = now - w.span;
+      q.until = now + 1;
+      q.step = std::max<DurationNs>(kNsPerSec, w.span / 300);
+      auto hist = store::history(db, q);
+      if (!hist) return fail(hist.error());
+      if (hist->points.empty()) continue;
+      std::vector<std::pair<TimeNs, double>> points;
+      for (const auto& p : hist->points) points.emplace_back(p.time, p.avg);
+      h.series.emplace_back(w.name, std::move(points));
+    }
+    if (!h.series.empty()) out.push_back(std::move(h));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> snapshot_series(const std::string& dir) {
@@ -267,12 +313,15 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
     if (!std::filesystem::exists(o.db)) {
       return fail(Error::not_found("no such file", "--db " + o.db));
     }
-    auto opened = store::Db::open(o.db);
+    auto opened = store::open_store(o.db);
     if (!opened) return fail(opened.error().with_context("--db " + o.db));
     db.emplace(std::move(*opened));
     auto hist = snapshots_from_store(*db, in.now - o.history);
     if (!hist) return fail(hist.error().with_context("--db " + o.db));
     in.gpu_samples = std::move(*hist);
+    auto series = history_from_store(*db, in.now, o.history);
+    if (!series) return fail(series.error().with_context("--db " + o.db));
+    in.history = std::move(*series);
   }
 
   // Live GPU samples through the isolated worker, with host snapshots alongside.

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+// gather(): captured snapshot series, per-thread CPU of GPU holders, and an agent store's
+// samples, history and events turned back into the doctor's input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/clock.h"
+#include "doctor/checks.h"
+#include "doctor/gather.h"
+#include "store/events.h"
+#include "store/schema.h"
+#include "store/writer.h"
+
+namespace cardiac::doctor {
+namespace {
+
+const std::string kIowait = std::string(CARDIAC_FIXTURES_DIR) + "/hosts/iowait-bottleneck";
+const std::string kHost8x = std::string(CARDIAC_FIXTURES_DIR) + "/hosts/debian-gpu-8x";
+constexpr TimeNs kNow = 1700000100000000000;
+
+TEST(Gather, SnapshotSeriesIsRecognised) {
+  auto series = snapshot_series(kIowait);
+  ASSERT_EQ(series.size(), 2U);
+  EXPECT_EQ(series[0], kIowait + "/t0");
+  EXPECT_TRUE(snapshot_series(kHost8x).empty());  // one tree, not a series
+}
+
+TEST(Gather, OfflineSeriesGivesRatesAndSaysWhatWasSkipped) {
+  ManualClock clock(kNow);
+  GatherOptions o;
+  o.offline = true;
+  o.root = kIowait;
+  std::vector<std::string> skipped;
+  auto in = gather(o, clock, {}, {}, skipped);
+  ASSERT_TRUE(in) << in.error().what();
+  ASSERT_EQ(in->host_samples.size(), 2U);
+  EXPECT_EQ(in->host_samples[0].taken_at, 1700000000000000000);  // from .cardiac/taken_at
+  ASSERT_TRUE(in->rates);
+  EXPECT_DOUBLE_EQ(in->rates->interval_s, 1.0);
+  ASSERT_TRUE(in->rates->cpu.total);
+  EXPECT_NEAR(in->rates->cpu.total->iowait.value_or(0), 45.0, 0.5);
+  EXPECT_TRUE(in->gpu_samples.empty());
+  bool said_gpu = false;
+  bool said_kmsg = false;
+  for (const auto& s : skipped) {
+    said_gpu |= s.starts_with("gpu:");
+    said_kmsg |= s.starts_with("kernel log:");
+  }
+  EXPECT_TRUE(said_gpu);
+  EXPECT_TRUE(said_kmsg);
+}
+
+TEST(Gather, ProcessActivityPerThread) {
+  RootFs t0(kIowait + "/t0");
+  RootFs t1(kIowait + "/t1");
+  auto acts = process_activity(t0, t1, {51820, 99999}, 1.0);
+  ASSERT_EQ(acts.size(), 2U);
+  const auto& p = acts[0];
+  EXPECT_EQ(p.pid, 51820U);
+  EXPECT_TRUE(p.exists);
+  EXPECT_DOUBLE_EQ(p.cpu_percent, 15.0);  // 15 jiffies in 1 s at USER_HZ 100
+  ASSERT_EQ(p.threads.size(), 2U);
+  EXPECT_EQ(p.threads[0].comm, "python3");
+  EXPECT_DOUBLE_EQ(p.threads[0].cpu_percent, 12.0);
+  EXPECT_EQ(p.threads[1].comm, "pt_pin_memory");
+  EXPECT_FALSE(acts[1].exists);
+}
+
+TEST(Gather, BadInputNamesThePath) {
+  ManualClock clock(kNow);
+  std::vector<std::string> skipped;
+  GatherOptions o;
+  o.offline = true;
+  o.root = "/nonexistent-root";
+  auto r = gather(o, clock, {}, {}, skipped);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().what().find("/nonexistent-root"), std::string::npos);
+
+  std::string junk = ::testing::TempDir() + "/not-a-store.db";
+  std::ofstream(junk) << "this is not SQLite\n";
+  o.root = kHost8x;
+  o.db = junk;
+  r = gather(o, clock, {}, {}, skipped);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().what().find(junk), std::string::npos) << r.error().what();
+}
+
+// An agent store with three samples of a GPU over its slowdown temperature and the kernel's
+// Xid 79 line: an offline doctor run on it finds both without any live source.
+TEST(Gather, AgentStoreGivesSamplesHistoryAndEvents) {
+  std::string path = ::testing::TempDir() + "/doctor-gather-store.db";
+  std::filesystem::remove(path);
+  {
+    auto db = store::open_store(path);
+    ASSERT_TRUE(db) << db.error().what();
+    store::SampleWriter w(*db);
+    for (int i = 0; i < 3; ++i) {
+      nvml::GpuSnapshot s;
+      s.available = true;
+      nvml::GpuReading g;
+      g.index = 1;
+      g.temperature = 89;
+      g.temperature_slowdown = 87;
+      g.temperature_shutdown = 92;
+      g.utilization_gpu = 97;
+      g.clock_event_reasons = 0x40;
+      s.gpus.push_back(g);
+      TimeNs at = kNow - (3 - i) * kNsPerSec;
+      ASSERT_TRUE(w.add_gpus(s, at));
+    }
+    ASSERT_TRUE(w.flush());
+    std::string line =
+        "[1084456.074562] NVRM: Xid (PCI:0000:2a:00): 79, pid=0, GPU has fallen off the bus.";
+    store::Event e;
+    e.time_ns = kNow - 2 * kNsPerSec;
+    e.kind = "xid";
+    e.xid = 79;
+    e.pci_bus_id = "0000:2a:00.0";
+    e.message = "GPU has fallen off the bus.";
+    e.source = "/dev/kmsg";
+    e.dedup_key = std::to_string(e.time_ns) + "|xid|" + line;
+    ASSERT_TRUE(store::insert_event(*db, e));
+  }
+  ManualClock clock(kNow);
+  GatherOptions o;
+  o.offline = true;
+  o.root = kHost8x;
+  o.db = path;
+  std::vector<std::string> skipped;
+  auto in = gather(o, clock, {}, {}, skipped);
+  ASSERT_TRUE(in) << in.error().what();
+  ASSERT_EQ(in->gpu_samples.size(), 3U);
+  EXPECT_EQ(in->gpu_samples[0].gpus.at(0).temperature, 89U);
+  ASSERT_EQ(in->events.size(), 1U);
+  EXPECT_EQ(in->events[0].xid, 79);
+  EXPECT_EQ(in->events[0].pid, 0);  // classified again from the stored line
+  EXPECT_EQ(in->events[0].time_ns, kNow - 2 * kNsPerSec);
+  ASSERT_FALSE(in->history.empty());
+  EXPECT_EQ(in->history[0].series.at(0).first, "temperature");
+
+  Report r = diagnose(*in);
+  bool thermal = false;
+  bool xid = false;
+  for (const auto& f : r.findings) {
+    thermal |= f.id.starts_with("gpu.thermal") && f.gpu.index == 1U;
+    xid |= f.id == "xid.79";
+  }
+  EXPECT_TRUE(thermal);
+  EXPECT_TRUE(xid);
+}
+
+}  // namespace
+}  // namespace cardiac::doctor
