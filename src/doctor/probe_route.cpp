@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Probe targets as the user writes them, and the default route from /proc/net.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 
 #include "core/format.h"
