@@ -128,39 +128,4 @@ std::optional<std::string> default_gateway(const FileSystem& fs) {
   return std::nullopt;
 }
 
-std::vector<ProbeResult> run_probes(const std::vector<std::string>& targets,
-                                    const std::optional<std::string>& gateway,
-                                    const ProbeOptions& options, const ProbeProgress& progress) {
-  std::vector<std::pair<std::string, std::string>> jobs;
-  if (gateway) jobs.emplace_back(*gateway, "gateway");
-  for (const auto& t : targets) {
-    if (!gateway || t != *gateway) jobs.emplace_back(t, "target");
-  }
-  std::vector<ProbeResult> results(jobs.size());
-  std::mutex mu;
-  std::size_t finished = 0;
-  auto run_one = [&](std::size_t i) {
-    try {
-      results[i] = probe(jobs[i].first, jobs[i].second, options);
-    } catch (const std::exception& e) {  // a thread's edge: a failure must not end the process
-      results[i].target = jobs[i].first;
-      results[i].role = jobs[i].second;
-      results[i].error = fmt::format("{}: probe failed: {}", jobs[i].first, e.what());
-    }
-    std::lock_guard lock(mu);
-    ++finished;
-    if (progress) progress(static_cast<double>(finished) / static_cast<double>(jobs.size()));
-  };
-  std::vector<std::thread> threads;
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    try {
-      threads.emplace_back(run_one, i);
-    } catch (const std::system_error&) {
-      run_one(i);  // out of threads: this one runs here, still within its deadline
-    }
-  }
-  for (auto& th : threads) th.join();
-  return results;
-}
-
 }  // namespace cardiac::doctor
