@@ -11,6 +11,7 @@ PACKAGES=(
   libsqlite3-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang clang-format clang-tidy hyperfine
+  clang-16 libclang-rt-16-dev llvm-16
   prometheus prometheus-alertmanager prometheus-node-exporter curl
 )
 

@@ -63,7 +63,10 @@ Status TableReader::get_duration(std::string_view key, DurationNs& out) const {
   std::optional<std::int64_t> ns;
   if (auto s = n->value<std::string>()) ns = parse_duration_ns(*s);
   if (n->is_number()) {
-    if (auto d = n->value<double>()) ns = static_cast<std::int64_t>(*d * 1e9);
+    // Beyond ~292 years the nanoseconds do not fit in int64: rejected below as not a duration.
+    if (auto d = n->value<double>(); d && *d * 1e9 <= 9.2e18 && *d * 1e9 >= -9.2e18) {
+      ns = static_cast<std::int64_t>(*d * 1e9);
+    }
   }
   if (!ns || *ns <= 0) return fail(bad(key, *n, "a positive duration such as \"5s\" or \"500ms\""));
   out = *ns;

@@ -103,7 +103,7 @@ std::optional<std::int64_t> parse_duration_ns(std::string_view s) {
   s = trim(s);
   if (s.empty()) return std::nullopt;
   if (auto plain = parse_double(s)) {
-    if (*plain < 0) return std::nullopt;
+    if (!(*plain >= 0 && *plain * 1e9 <= 9.2e18)) return std::nullopt;  // also NaN
     return static_cast<std::int64_t>(*plain * 1e9);
   }
   double total = 0;
@@ -137,6 +137,8 @@ std::optional<std::int64_t> parse_duration_ns(std::string_view s) {
       return std::nullopt;
     total += *num * mult;
   }
+  // Past ~292 years a duration no longer fits in int64 nanoseconds: not a duration we accept.
+  if (!(total >= -9.2e18 && total <= 9.2e18)) return std::nullopt;
   return static_cast<std::int64_t>(total);
 }
 

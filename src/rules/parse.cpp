@@ -156,7 +156,9 @@ Status read_kind_specific(const RuleReader& r, Rule& rule) {
     std::optional<double> expected;
     RULES_READ(expected, r.number("expected_gpus"));
     if (expected) {
-      if (*expected < 1 || *expected != static_cast<double>(static_cast<unsigned>(*expected))) {
+      // Range first: casting a double beyond unsigned's range is undefined.
+      if (*expected < 1 || *expected > 1e6 ||
+          *expected != static_cast<double>(static_cast<unsigned>(*expected))) {
         return fail(r.bad("expected_gpus", "must be a whole number of at least 1"));
       }
       rule.expected_gpus = static_cast<unsigned>(*expected);

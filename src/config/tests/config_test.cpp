@@ -110,4 +110,12 @@ TEST(AgentConfig, BadNotifiersAndListenAreNamed) {
 }
 
 }  // namespace
+TEST(Config, NumericDurationTooLargeIsAnErrorNotAWrappedValue) {
+  auto c = parse_config("[agent]\ninterval = 10000000000\n", "cardiac.toml");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().what().find("interval"), std::string::npos) << c.error().what();
+  auto d = parse_config("[agent]\ninterval = \"200000d\"\n", "cardiac.toml");
+  ASSERT_FALSE(d);
+}
+
 }  // namespace cardiac::config

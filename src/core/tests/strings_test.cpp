@@ -50,4 +50,11 @@ TEST(Strings, ParseDurations) {
 }
 
 }  // namespace
+TEST(Strings, DurationsBeyondInt64NanosecondsAreRejected) {
+  // Found by fuzzing: "200000d" is ~548 years, more nanoseconds than int64 holds.
+  EXPECT_FALSE(parse_duration_ns("200000d"));
+  EXPECT_FALSE(parse_duration_ns("1e300"));
+  EXPECT_EQ(parse_duration_ns("100000d"), 100000LL * 86400 * 1'000'000'000);
+}
+
 }  // namespace cardiac

@@ -177,4 +177,15 @@ TEST(Parse, RuleMustBeAnArrayOfTables) {
 }
 
 }  // namespace
+TEST(ParseRules, HugeExpectedGpusIsAnError) {
+  auto r = parse_rules(R"([[rule]]
+name = "gpus"
+kind = "absence"
+expected_gpus = 8e9
+)",
+                       "rules.toml");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().what().find("expected_gpus"), std::string::npos) << r.error().what();
+}
+
 }  // namespace cardiac::rules
