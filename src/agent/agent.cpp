@@ -13,6 +13,7 @@
 #include "config/agent_config.h"
 #include "core/format.h"
 #include "core/log.h"
+#include "platform/subprocess.h"
 #include "rules/defaults.h"
 #include "rules/parse.h"
 #include "store/schema.h"
@@ -54,6 +55,29 @@ Result<std::vector<rules::Rule>> load_rules(const config::AgentSettings& a) {
     for (auto& rule : *r) all.push_back(std::move(rule));
   }
   return all;
+}
+
+// The queue's view of the machine: the latest report and the Xids seen, from the snapshot.
+queue::MachineView machine_view(AgentState& s) {
+  std::lock_guard lock(s.snap_mu);
+  return {s.snap.report, s.snap.xid_counts};
+}
+
+Status start_queue(AgentState& s) {
+  const config::Config& c = s.options.config;
+  if (!c.queue.enabled) return {};
+  queue::QueueOptions q;
+  q.state_dir = c.agent.state_dir;
+  q.executable = s.options.executable;
+  if (q.executable.empty()) {
+    auto self = self_executable();
+    if (!self) return fail(self.error());
+    q.executable = *self;
+  }
+  q.settings = c.queue;
+  q.hostname = s.options.hostname;
+  s.queue = std::make_unique<queue::Queue>(q, s.clock, [&s] { return machine_view(s); });
+  return s.queue->start();
 }
 
 }  // namespace
@@ -145,6 +169,7 @@ Status Agent::start() {
       s.kmsg_open = true;
     }
   }
+  CARDIAC_TRY(start_queue(s));
   s.threads.emplace_back([&s] { run_host(s); });
   s.threads.emplace_back([&s] { run_sampler(s); });
   if (c.kmsg.enabled) s.threads.emplace_back([&s] { run_kmsg(s); });
@@ -162,6 +187,8 @@ void Agent::stop() {
     s.stopping = true;
   }
   s.stop_cv.notify_all();
+  // Jobs keep running: the next agent adopts them.
+  if (s.queue) s.queue->stop();
   if (s.http) s.http->stop();
   for (auto& t : s.threads) {
     if (t.joinable()) t.join();

@@ -23,6 +23,7 @@
 #include "kmsg/xid_counter.h"
 #include "notify/dispatcher.h"
 #include "platform/fs.h"
+#include "queue/queue.h"
 #include "rules/engine.h"
 #include "server/http_server.h"
 #include "store/db.h"
@@ -89,6 +90,10 @@ struct AgentState {
   std::unique_ptr<server::Backend> backend;
   std::unique_ptr<server::HttpServer> http;
   int port = 0;
+
+  // The GPU job queue ([queue] enabled): its own threads, store connection and socket; it
+  // reads `snap` through a view callback.
+  std::unique_ptr<queue::Queue> queue;
 
   std::mutex stop_mu;
   std::condition_variable stop_cv;

@@ -40,6 +40,7 @@ class AgentBackend final : public server::Backend {
       in.agent.sample_duration_seconds = snap.last_sample_seconds;
       in.agent.last_sample_timestamp_seconds = static_cast<double>(snap.last_sample_at) / 1e9;
     }
+    if (s_.queue) in.queue = s_.queue->metrics();
     metrics::ExpositionOptions opt;
     opt.hostname = s_.options.hostname;
     opt.compat_dcgm = s_.options.config.agent.metrics_compat == "dcgm";
@@ -130,6 +131,11 @@ class AgentBackend final : public server::Backend {
     auto si = s_.alerts->add_silence(matcher, duration, who, comment);
     if (!si) return fail(si.error());
     return alerts::to_json(*si);
+  }
+
+  Result<nlohmann::json> queue() override {
+    if (!s_.queue) return server::Backend::queue();
+    return s_.queue->api_json();
   }
 
  private:

@@ -21,12 +21,22 @@ struct CommandSpec {
 
 Runner register_agent(CLI::App& sub);
 Runner register_alerts(CLI::App& sub);
+Runner register_cancel(CLI::App& sub);
 Runner register_doctor(CLI::App& sub);
 Runner register_events(CLI::App& sub);
 Runner register_export(CLI::App& sub);
+Runner register_fence(CLI::App& sub);
 Runner register_history(CLI::App& sub);
+Runner register_hold(CLI::App& sub);
 Runner register_incidents(CLI::App& sub);
+Runner register_jobs(CLI::App& sub);
+Runner register_logs(CLI::App& sub);
+Runner register_queue(CLI::App& sub);
+Runner register_release(CLI::App& sub);
 Runner register_scenario(CLI::App& sub);
+Runner register_share(CLI::App& sub);
 Runner register_status(CLI::App& sub);
+Runner register_submit(CLI::App& sub);
+Runner register_why(CLI::App& sub);
 
 }  // namespace cardiac::cli

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// cardiac's entry point: the subcommand table, and the hidden NVML worker fast path.
+// cardiac's entry point: the subcommand table, and the hidden NVML worker and job runner
+// fast paths.
 #include <signal.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "core/log.h"
+#include "queue/runner.h"
 #include "telemetry/event_worker.h"
 #include "telemetry/gpu_worker.h"
 
@@ -32,18 +34,29 @@ constexpr cardiac::cli::CommandSpec kCommands[] = {
     {"agent", "Run the daemon: sampling, history, alert rules, notifications, HTTP API",
      cardiac::cli::register_agent},
     {"alerts", "List alerts; acknowledge or silence them", cardiac::cli::register_alerts},
+    {"cancel", "Cancel queued or running jobs", cardiac::cli::register_cancel},
     {"doctor",
      "Find the cause of a slow, hung or failing GPU server: findings, evidence, next steps",
      cardiac::cli::register_doctor},
     {"events", "Kernel-log and Xid events from the agent's store", cardiac::cli::register_events},
     {"export", "Integration files: Prometheus alerting rules", cardiac::cli::register_export},
+    {"fence", "GPUs kept free of new jobs: list, add, clear", cardiac::cli::register_fence},
     {"history", "A metric's history from the agent's store", cardiac::cli::register_history},
+    {"hold", "Keep a pending job from starting", cardiac::cli::register_hold},
     {"incidents", "GPU faults (lost, hung, reset required) with start, end and evidence",
      cardiac::cli::register_incidents},
+    {"jobs", "Jobs that ended: state, exit code, run time", cardiac::cli::register_jobs},
+    {"logs", "A job's output (-f follows it)", cardiac::cli::register_logs},
+    {"queue", "Pending and running jobs, with why each waits", cardiac::cli::register_queue},
+    {"release", "Let a held job start again", cardiac::cli::register_release},
     {"scenario", "Record this machine's NVML answers into a fake-NVML scenario file",
      cardiac::cli::register_scenario},
+    {"share", "Fair-share usage and factors per user", cardiac::cli::register_share},
     {"status", "One screen: every GPU and the host, each with a verdict",
      cardiac::cli::register_status},
+    {"submit", "Queue a command for GPUs: cardiac submit --gpus 2 -- python train.py",
+     cardiac::cli::register_submit},
+    {"why", "Why a job waits, runs where it runs, or ended", cardiac::cli::register_why},
 };
 
 }  // namespace
@@ -51,6 +64,9 @@ constexpr cardiac::cli::CommandSpec kCommands[] = {
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], cardiac::telemetry::kWorkerSubcommand) == 0) {
     return worker_main(argc, argv);
+  }
+  if (argc >= 2 && std::strcmp(argv[1], cardiac::queue::kRunnerSubcommand) == 0) {
+    return cardiac::queue::run_job_runner(argc, argv);
   }
   signal(SIGPIPE, SIG_IGN);
   CLI::App app{"cardiac keeps GPU servers healthy and busy", "cardiac"};

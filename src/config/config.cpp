@@ -67,6 +67,19 @@ Status read_doctor(const toml::table& t, std::string_view origin, DoctorSettings
   return r.get("probe", s.probe);
 }
 
+Status read_queue(const toml::table& t, std::string_view origin, QueueSettings& s) {
+  TableReader r(t, "queue", origin);
+  CARDIAC_TRY(r.only({"enabled", "policy", "admin_group", "retry_limit", "backoff", "grace",
+                      "count_outside_processes"}));
+  CARDIAC_TRY(r.get("enabled", s.enabled));
+  CARDIAC_TRY(r.get("policy", s.policy));
+  CARDIAC_TRY(r.get("admin_group", s.admin_group));
+  CARDIAC_TRY(r.get("retry_limit", s.retry_limit));
+  CARDIAC_TRY(r.get_duration("backoff", s.backoff));
+  CARDIAC_TRY(r.get_duration("grace", s.grace));
+  return r.get("count_outside_processes", s.count_outside_processes);
+}
+
 }  // namespace
 
 Result<Config> parse_config(std::string_view text, std::string_view origin) {
@@ -81,7 +94,7 @@ Result<Config> parse_config(std::string_view text, std::string_view origin) {
   Config c;
   c.source = std::string(origin);
   CARDIAC_TRY(TableReader(root, "", origin)
-                  .only({"nvml", "host", "agent", "kmsg", "store", "doctor", "notifier"}));
+                  .only({"nvml", "host", "agent", "kmsg", "store", "doctor", "queue", "notifier"}));
   auto section = [&](std::string_view name, auto&& read) -> Status {
     auto t = sub_table(root, name, origin);
     if (!t) return fail(t.error());
@@ -97,6 +110,8 @@ Result<Config> parse_config(std::string_view text, std::string_view origin) {
       section("store", [&](const toml::table& t) { return read_store(t, origin, c.store); }));
   CARDIAC_TRY(
       section("doctor", [&](const toml::table& t) { return read_doctor(t, origin, c.doctor); }));
+  CARDIAC_TRY(
+      section("queue", [&](const toml::table& t) { return read_queue(t, origin, c.queue); }));
   CARDIAC_TRY(read_notifiers(root, origin, c.notifiers));
   return c;
 }
@@ -173,6 +188,23 @@ flush_interval = "5s"
 window = "10s"
 # Far targets to probe besides the default gateway ("host", "tcp://host:port", "udp://host:port").
 probe = []
+
+[queue]
+# The GPU job queue (`cardiac submit`, `cardiac queue`; docs/queue.md). Clients reach it over
+# <state_dir>/queue.sock; the peer's credentials say who they are.
+enabled = true
+# Scheduling policy: "fcfs", "priority", "fairshare", "backfill", "backfill:priority", "sjf", "las".
+policy = "fcfs"
+# Members of this Unix group (and root) may cancel, hold and release anyone's jobs and fence GPUs.
+admin_group = ""
+# A job stopped by a fenced GPU or lost with its runner is requeued this many times, then failed.
+retry_limit = 3
+# Wait before a requeued job may start again; doubles with each requeue (at most 10 minutes).
+backoff = "10s"
+# Between SIGTERM and SIGKILL when a job is cancelled, reaches its time limit or loses its GPU.
+grace = "10s"
+# A GPU running a process the queue did not start counts as busy.
+count_outside_processes = true
 
 # Notifiers: any number of [[notifier]] tables.
 # [[notifier]]

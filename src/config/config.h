@@ -62,6 +62,20 @@ struct DoctorSettings {
   std::vector<std::string> probe;      // far targets: "10.0.0.1", "tcp://host:443", "udp://h:7"
 };
 
+// The GPU job queue the agent runs (`cardiac submit`, docs/queue.md).
+struct QueueSettings {
+  bool enabled = true;
+  // "fcfs", "priority", "fairshare", "backfill", "backfill:priority", "sjf", "las"; checked
+  // by the agent at start (sched::parse_policy).
+  std::string policy = "fcfs";
+  std::string admin_group;   // members may cancel, hold, release any job and manage fences
+  unsigned retry_limit = 3;  // requeues after a fenced GPU or a lost runner, then failed
+  DurationNs backoff = 10 * kNsPerSec;  // wait before a requeued job may start; doubles
+  DurationNs grace = 10 * kNsPerSec;    // SIGTERM to SIGKILL on cancel, time limit, fence
+  // A GPU running a process the queue did not start counts as busy.
+  bool count_outside_processes = true;
+};
+
 struct NotifierSettings {
   std::string type;  // "alertmanager", "webhook", "exec", "log"
   std::string url;
@@ -79,6 +93,7 @@ struct Config {
   KmsgSettings kmsg;
   StoreSettings store;
   DoctorSettings doctor;
+  QueueSettings queue;
   std::vector<NotifierSettings> notifiers;
 };
 

@@ -27,18 +27,6 @@ std::string_view category_name(Category c) {
   return "hardware";
 }
 
-std::string_view severity_name(Severity s) {
-  switch (s) {
-    case Severity::kInfo:
-      return "info";
-    case Severity::kWarning:
-      return "warning";
-    case Severity::kCritical:
-      return "critical";
-  }
-  return "info";
-}
-
 std::string_view confidence_name(Confidence c) {
   switch (c) {
     case Confidence::kLow:

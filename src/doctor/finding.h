@@ -11,18 +11,19 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/severity.h"
 #include "kmsg/event.h"
 
 namespace cardiac::doctor {
 
 enum class Category { kHardware, kDriver, kResources, kNetwork, kConfiguration };
-enum class Severity { kInfo = 0, kWarning = 1, kCritical = 2 };
+using cardiac::Severity;  // core/severity.h, shared with alert rules
 // How sure the finding is: high = the evidence names the cause directly (an Xid 48 line, a
 // DBE counter); medium = a strong pattern; low = consistent with the cause, but thin.
 enum class Confidence { kLow = 0, kMedium = 1, kHigh = 2 };
 
-std::string_view category_name(Category c);      // "hardware", "driver", "resources", ...
-std::string_view severity_name(Severity s);      // "info", "warning", "critical"
+std::string_view category_name(Category c);  // "hardware", "driver", "resources", ...
+using cardiac::severity_name;
 std::string_view confidence_name(Confidence c);  // "low", "medium", "high"
 
 // The GPU a finding concerns. Every part is optional: a kernel line may name only a bus id,

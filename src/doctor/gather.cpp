@@ -17,9 +17,9 @@
 #include "host/bounded.h"
 #include "host/processes.h"
 #include "store/db.h"
-#include "store/schema.h"
 #include "store/events.h"
 #include "store/query.h"
+#include "store/schema.h"
 #include "telemetry/gpu_collector.h"
 
 namespace cardiac::doctor {

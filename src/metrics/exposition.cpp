@@ -107,6 +107,33 @@ class Writer {
     f.lines.push_back(std::move(line));
   }
 
+  // A histogram: cumulative _bucket series (le), then _sum and _count, under one family.
+  void add_histogram(std::string_view name, std::string_view help, const Labels& labels,
+                     const std::vector<double>& bounds, const std::vector<std::uint64_t>& counts,
+                     double sum) {
+    auto& f = families_[std::string(name)];
+    f.help = escape_help(help);
+    f.type = MetricType::kHistogram;
+    std::string base;
+    for (const auto& [k, val] : labels) {
+      if (val.empty()) continue;
+      base += fmt::format("{}{}=\"{}\"", base.empty() ? "" : ",", k, escape_label_value(val));
+    }
+    auto labelled = [&](std::string_view suffix, const std::string& extra) {
+      std::string all = base;
+      if (!extra.empty()) all += (all.empty() ? "" : ",") + extra;
+      return fmt::format("{}{}{}", name, suffix, all.empty() ? "" : "{" + all + "}");
+    };
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      cumulative += counts[i];
+      std::string le = i < bounds.size() ? format_value(bounds[i]) : "+Inf";
+      f.lines.push_back(fmt::format("{} {}", labelled("_bucket", "le=\"" + le + "\""), cumulative));
+    }
+    f.lines.push_back(fmt::format("{} {}", labelled("_sum", ""), format_value(sum)));
+    f.lines.push_back(fmt::format("{} {}", labelled("_count", ""), cumulative));
+  }
+
   std::string str() const {
     std::string out;
     for (const auto& [name, f] : families_) {  // std::map: sorted by name
@@ -217,6 +244,29 @@ class Renderer {
         return;
       case Scope::kXidCount:
         if (in_.xids_watched) xid_counts(m);
+        return;
+      case Scope::kQueue:
+        if (in_.queue) w_.add(m.name, m.help, m.type, host_, m.queue(*in_.queue), m.scale);
+        return;
+      case Scope::kQueueState:
+        if (!in_.queue) return;
+        for (const auto& [state, n] : in_.queue->jobs_by_state) {
+          w_.add(m.name, m.help, m.type, {{"hostname", opt_.hostname}, {"state", state}}, n,
+                 m.scale);
+        }
+        return;
+      case Scope::kQueueUser:
+        if (!in_.queue) return;
+        for (const auto& [user, seconds] : in_.queue->user_gpu_seconds) {
+          w_.add(m.name, m.help, m.type, {{"hostname", opt_.hostname}, {"user", user}}, seconds,
+                 m.scale);
+        }
+        return;
+      case Scope::kQueueWait:
+        if (in_.queue && !in_.queue->wait_counts.empty()) {
+          w_.add_histogram(m.name, m.help, host_, in_.queue->wait_bounds, in_.queue->wait_counts,
+                           in_.queue->wait_sum_seconds);
+        }
         return;
     }
   }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,6 +28,8 @@ struct ExpositionInput {
   // a claim nobody checked.
   bool xids_watched = true;
   AgentMetrics agent;
+  // The job queue's numbers; absent when the agent runs no queue (then no queue series).
+  std::optional<QueueMetrics> queue;
 };
 
 struct ExpositionOptions {

@@ -9,19 +9,30 @@ namespace cardiac::metrics {
 // The rows, split by subject: registry_gpu.cpp and registry_host.cpp.
 std::vector<MetricDef> gpu_metric_rows();
 std::vector<MetricDef> host_metric_rows();
+std::vector<MetricDef> queue_metric_rows();
 
 const std::vector<MetricDef>& metric_registry() {
   static const std::vector<MetricDef> table = [] {
     auto r = gpu_metric_rows();
     auto h = host_metric_rows();
     r.insert(r.end(), h.begin(), h.end());
+    auto q = queue_metric_rows();
+    r.insert(r.end(), q.begin(), q.end());
     return r;
   }();
   return table;
 }
 
 std::string_view metric_type_name(MetricType t) {
-  return t == MetricType::kCounter ? "counter" : "gauge";
+  switch (t) {
+    case MetricType::kCounter:
+      return "counter";
+    case MetricType::kHistogram:
+      return "histogram";
+    case MetricType::kGauge:
+      break;
+  }
+  return "gauge";
 }
 
 std::vector<std::string_view> native_labels(Scope s) {
@@ -42,8 +53,14 @@ std::vector<std::string_view> native_labels(Scope s) {
       return {"hostname", "mountpoint", "device", "fstype"};
     case Scope::kNic:
       return {"hostname", "interface"};
+    case Scope::kQueueState:
+      return {"hostname", "state"};
+    case Scope::kQueueUser:
+      return {"hostname", "user"};
     case Scope::kReport:
     case Scope::kAgent:
+    case Scope::kQueue:
+    case Scope::kQueueWait:
       break;
   }
   return {"hostname"};

@@ -12,11 +12,12 @@
 #include "health/report.h"
 #include "host/mounts.h"
 #include "host/network.h"
+#include "metrics/queue_metrics.h"
 
 namespace cardiac::metrics {
 
-enum class MetricType { kGauge, kCounter };
-std::string_view metric_type_name(MetricType t);  // "gauge", "counter"
+enum class MetricType { kGauge, kCounter, kHistogram };
+std::string_view metric_type_name(MetricType t);  // "gauge", "counter", "histogram"
 
 // What one series is about; it decides the labels and which getter below is set.
 enum class Scope {
@@ -28,6 +29,10 @@ enum class Scope {
   kFilesystem,  // per data mount: hostname, mountpoint, device, fstype
   kNic,         // per network interface: hostname, interface
   kAgent,       // agent self-metrics: hostname
+  kQueue,       // the job queue, one series: hostname
+  kQueueState,  // per job state, from QueueMetrics::jobs_by_state: + state
+  kQueueUser,   // per user, from QueueMetrics::user_gpu_seconds: + user
+  kQueueWait,   // the wait histogram of QueueMetrics: hostname (+ le on buckets)
 };
 
 // Counters and timings of the agent itself, filled by whoever runs the sampling loop.
@@ -62,6 +67,7 @@ using GpuGetter = std::optional<double> (*)(const health::GpuStatus&);
 using FsGetter = std::optional<double> (*)(const host::FilesystemUsage&);
 using NicGetter = std::optional<double> (*)(const host::NetDevice&);
 using AgentGetter = std::optional<double> (*)(const AgentMetrics&);
+using QueueGetter = std::optional<double> (*)(const QueueMetrics&);
 
 struct MetricDef {
   std::string_view name;  // native family name, "cardiac_gpu_temperature_celsius"
@@ -72,13 +78,15 @@ struct MetricDef {
   std::string_view source;  // where the raw value comes from, for the docs
   Scale scale;              // raw -> native unit
   DcgmCompat dcgm;
-  // Exactly the getter matching `scope` is set; kClockEvent, kXidCount and kLastXid are
-  // computed by the renderer from the reason table and the Xid maps.
+  // Exactly the getter matching `scope` is set; kClockEvent, kXidCount, kLastXid and the
+  // labelled queue scopes are computed by the renderer from the reason table, the Xid maps
+  // and QueueMetrics.
   ReportGetter report = nullptr;
   GpuGetter gpu = nullptr;
   FsGetter fs = nullptr;
   NicGetter nic = nullptr;
   AgentGetter agent = nullptr;
+  QueueGetter queue = nullptr;
 };
 
 // Every metric, in a fixed order (the docs order; /metrics sorts by name).

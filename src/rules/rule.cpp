@@ -45,25 +45,6 @@ std::string_view kind_name(RuleKind k) {
   return "?";
 }
 
-std::string_view severity_name(Severity s) {
-  switch (s) {
-    case Severity::kInfo:
-      return "info";
-    case Severity::kWarning:
-      return "warning";
-    case Severity::kCritical:
-      return "critical";
-  }
-  return "?";
-}
-
-std::optional<Severity> parse_severity(std::string_view s) {
-  for (Severity v : {Severity::kInfo, Severity::kWarning, Severity::kCritical}) {
-    if (severity_name(v) == s) return v;
-  }
-  return std::nullopt;
-}
-
 bool compare(Op op, double value, double threshold) {
   switch (op) {
     case Op::kGt:

@@ -7,19 +7,20 @@
 #include <string_view>
 
 #include "core/clock.h"
+#include "core/severity.h"
 #include "rules/sample_view.h"
 
 namespace cardiac::rules {
 
 enum class Op { kGt, kGe, kLt, kLe, kEq, kNe };
 enum class RuleKind { kThreshold, kRate, kAbsence };
-enum class Severity { kInfo, kWarning, kCritical };
+using cardiac::Severity;  // core/severity.h
 
 std::string_view op_name(Op op);  // ">", ">=", …
 std::optional<Op> parse_op(std::string_view s);
 std::string_view kind_name(RuleKind k);
-std::string_view severity_name(Severity s);
-std::optional<Severity> parse_severity(std::string_view s);
+using cardiac::parse_severity;
+using cardiac::severity_name;
 
 // `value op threshold`.
 bool compare(Op op, double value, double threshold);

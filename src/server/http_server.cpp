@@ -239,6 +239,9 @@ void HttpServer::Impl::install_routes() {
              std::string all = to_lower(param(req, "all"));
              send_result(res, backend.alerts(all == "1" || all == "true" || all == "yes"));
            }));
+  svr->Get("/api/v1/queue", route(Access::kRead, [this](const auto&, auto& res) {
+             send_result(res, backend.queue());
+           }));
   svr->Post(R"(/api/v1/alerts/([^/]+)/ack)",
             route(Access::kMutate, [this](const auto& req, auto& res) {
               auto id = parse_i64(req.matches[1].str());

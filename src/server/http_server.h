@@ -49,6 +49,10 @@ class Backend {
   virtual Result<nlohmann::json> ack_alert(std::int64_t id, const std::string& who) = 0;
   virtual Result<nlohmann::json> silence(const std::string& matcher, DurationNs duration,
                                          const std::string& who, const std::string& comment) = 0;
+  // GET /api/v1/queue: the job queue's jobs, counts and fences (unsupported without a queue).
+  virtual Result<nlohmann::json> queue() {
+    return tl::unexpected(Error::unsupported("this agent runs no job queue ([queue] enabled)"));
+  }
 };
 
 struct ServerOptions {

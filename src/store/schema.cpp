@@ -11,7 +11,7 @@ namespace cardiac::store {
 namespace {
 
 // Append only: a released migration never changes, a schema change is a new entry.
-constexpr std::array<std::string_view, 3> kMigrations = {
+constexpr std::array<std::string_view, 4> kMigrations = {
     // 1: the initial layout. Samples are "long" (one row per metric value) so a new metric is
     // a row in `metrics`, not a migration.
     R"sql(
@@ -119,6 +119,78 @@ CREATE TABLE incidents (
 );
 CREATE INDEX incidents_by_start ON incidents(started_ns);
 CREATE UNIQUE INDEX incidents_open_by_gpu ON incidents(gpu) WHERE ended_ns IS NULL;
+)sql",
+    // 4: the GPU job queue (src/queue). `jobs` holds every job ever submitted (ids are never
+    // reused); `job_attempts` one row per start (a requeue is a new attempt); `fences` GPUs
+    // kept free of new work, kept after they are cleared; `queue_usage` the fair-share usage.
+    R"sql(
+CREATE TABLE jobs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  state TEXT NOT NULL,
+  user TEXT NOT NULL,
+  uid INTEGER NOT NULL,
+  gid INTEGER NOT NULL,
+  groups_json TEXT NOT NULL DEFAULT '[]',
+  account TEXT NOT NULL DEFAULT '',
+  name TEXT NOT NULL DEFAULT '',
+  argv_json TEXT NOT NULL,
+  env_json TEXT NOT NULL DEFAULT '{}',
+  cwd TEXT NOT NULL DEFAULT '/',
+  gpus INTEGER NOT NULL,
+  gpu_mem INTEGER NOT NULL DEFAULT 0,
+  shared INTEGER NOT NULL DEFAULT 0,
+  priority INTEGER NOT NULL DEFAULT 0,
+  time_limit_ns INTEGER NOT NULL DEFAULT 0,
+  after_json TEXT NOT NULL DEFAULT '[]',
+  submit_ns INTEGER NOT NULL,
+  first_start_ns INTEGER,
+  start_ns INTEGER,
+  end_ns INTEGER,
+  exit_code INTEGER,
+  signal INTEGER,
+  gpu_indices_json TEXT NOT NULL DEFAULT '[]',
+  gpu_uuids_json TEXT NOT NULL DEFAULT '[]',
+  runner_pid INTEGER,
+  runner_start INTEGER,
+  attempt INTEGER NOT NULL DEFAULT 0,
+  restarts INTEGER NOT NULL DEFAULT 0,
+  not_before_ns INTEGER NOT NULL DEFAULT 0,
+  stop_action TEXT NOT NULL DEFAULT '',
+  reason TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX jobs_by_state ON jobs(state, id);
+CREATE INDEX jobs_by_end ON jobs(end_ns);
+CREATE TABLE job_attempts (
+  job_id INTEGER NOT NULL REFERENCES jobs(id),
+  attempt INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL,
+  end_ns INTEGER,
+  gpu_indices_json TEXT NOT NULL DEFAULT '[]',
+  gpu_uuids_json TEXT NOT NULL DEFAULT '[]',
+  exit_code INTEGER,
+  signal INTEGER,
+  outcome TEXT NOT NULL DEFAULT '',
+  reason TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (job_id, attempt)
+);
+CREATE TABLE fences (
+  id INTEGER PRIMARY KEY,
+  gpu INTEGER NOT NULL,
+  uuid TEXT NOT NULL DEFAULT '',
+  reason TEXT NOT NULL,
+  who TEXT NOT NULL,
+  automatic INTEGER NOT NULL DEFAULT 0,
+  created_ns INTEGER NOT NULL,
+  cleared_ns INTEGER,
+  cleared_by TEXT
+);
+CREATE INDEX fences_active ON fences(gpu) WHERE cleared_ns IS NULL;
+CREATE TABLE queue_usage (
+  user TEXT PRIMARY KEY,
+  decayed REAL NOT NULL DEFAULT 0,
+  total_gpu_seconds REAL NOT NULL DEFAULT 0,
+  updated_ns INTEGER NOT NULL DEFAULT 0
+);
 )sql",
 };
 

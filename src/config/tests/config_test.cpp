@@ -29,6 +29,30 @@ TEST(Config, ReadsValues) {
   EXPECT_EQ(c->nvml.timeout, 750 * kNsPerMs);
 }
 
+TEST(Config, QueueSection) {
+  auto d = parse_config(default_config_text(), "default");
+  ASSERT_TRUE(d) << d.error().what();
+  EXPECT_EQ(d->queue.policy, "fcfs");
+  EXPECT_EQ(d->queue.retry_limit, QueueSettings{}.retry_limit);
+  EXPECT_EQ(d->queue.grace, QueueSettings{}.grace);
+  auto c = parse_config(
+      "[queue]\npolicy = \"backfill:priority\"\nadmin_group = \"gpu-admins\"\n"
+      "retry_limit = 5\nbackoff = \"1m\"\ngrace = \"30s\"\ncount_outside_processes = false\n"
+      "enabled = false\n",
+      "cardiac.toml");
+  ASSERT_TRUE(c) << c.error().what();
+  EXPECT_EQ(c->queue.policy, "backfill:priority");
+  EXPECT_EQ(c->queue.admin_group, "gpu-admins");
+  EXPECT_EQ(c->queue.retry_limit, 5u);
+  EXPECT_EQ(c->queue.backoff, 60 * kNsPerSec);
+  EXPECT_EQ(c->queue.grace, 30 * kNsPerSec);
+  EXPECT_FALSE(c->queue.count_outside_processes);
+  EXPECT_FALSE(c->queue.enabled);
+  auto bad = parse_config("[queue]\nretries = 2\n", "cardiac.toml");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().what().find("queue.retries"), std::string::npos);
+}
+
 TEST(Config, UnknownKeyNamesFileLineAndKey) {
   auto c = parse_config("[nvml]\n\ntimout = \"5s\"\n", "/etc/cardiac/cardiac.toml");
   ASSERT_FALSE(c);

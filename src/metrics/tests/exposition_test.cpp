@@ -196,7 +196,7 @@ TEST(Exposition, EscapesLabelValuesAndHelp) {
 TEST(Exposition, GrammarCheckerRejectsBadLines) {
   EXPECT_TRUE(grammar_violations("a_b{x=\"1\"} 2\n# TYPE a_b gauge\n").empty());
   for (const char* bad : {"1abc 2\n", "a{x=\"1\"}\n", "a{x=\"un\"escaped\"} 1\n", "a{9x=\"1\"} 1\n",
-                          "a 1 2 3\n", "# TYPE a histogram\n", "a NaN\n", "a 1"}) {
+                          "a 1 2 3\n", "# TYPE a summary\n", "a NaN\n", "a 1"}) {
     EXPECT_FALSE(grammar_violations(bad).empty()) << bad;
   }
 }
@@ -215,6 +215,40 @@ TEST(Exposition, DcgmBusIdForm) {
   EXPECT_EQ(dcgm_bus_id("0000:3b:00.0"), "00000000:3B:00.0");
   EXPECT_EQ(dcgm_bus_id("00000000:3B:00.0"), "00000000:3B:00.0");
   EXPECT_EQ(dcgm_bus_id(""), "");
+}
+
+TEST(Exposition, QueueSeriesAndTheWaitHistogram) {
+  ExpositionInput in;
+  QueueMetrics q;
+  q.jobs_by_state = {{"pending", 2}, {"running", 1}};
+  q.wait_bounds = {1, 60};
+  q.wait_counts = {3, 1, 2};  // 3 waits <= 1 s, 1 <= 60 s, 2 above
+  q.wait_sum_seconds = 500.5;
+  q.gpus_allocated = 4;
+  q.gpus_allocated_idle = 1;
+  q.user_gpu_seconds = {{"alice", 7200}};
+  in.queue = q;
+  std::string text = render_metrics(in, {.hostname = "node-1"});
+  auto lines = lines_of(text);
+  for (const std::string& want : std::vector<std::string>{
+           "# TYPE cardiac_queue_wait_seconds histogram",
+           R"(cardiac_queue_wait_seconds_bucket{hostname="node-1",le="1"} 3)",
+           R"(cardiac_queue_wait_seconds_bucket{hostname="node-1",le="60"} 4)",
+           R"(cardiac_queue_wait_seconds_bucket{hostname="node-1",le="+Inf"} 6)",
+           R"(cardiac_queue_wait_seconds_sum{hostname="node-1"} 500.5)",
+           R"(cardiac_queue_wait_seconds_count{hostname="node-1"} 6)",
+           R"(cardiac_queue_jobs{hostname="node-1",state="pending"} 2)",
+           R"(cardiac_queue_gpus_allocated{hostname="node-1"} 4)",
+           R"(cardiac_queue_gpus_allocated_idle{hostname="node-1"} 1)",
+           "# TYPE cardiac_queue_user_gpu_seconds_total counter",
+           R"(cardiac_queue_user_gpu_seconds_total{hostname="node-1",user="alice"} 7200)",
+       }) {
+    EXPECT_TRUE(lines.count(want)) << want << "\n" << text;
+  }
+  auto bad = grammar_violations(text);
+  EXPECT_TRUE(bad.empty()) << bad.front();
+  // Without a queue, no queue series at all.
+  EXPECT_EQ(render(false).find("cardiac_queue_"), std::string::npos);
 }
 
 }  // namespace

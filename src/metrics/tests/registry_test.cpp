@@ -54,7 +54,7 @@ TEST(Registry, ExactlyTheScopesGetterIsSet) {
   for (const auto& m : metric_registry()) {
     SCOPED_TRACE(std::string(m.name));
     int set = (m.report != nullptr) + (m.gpu != nullptr) + (m.fs != nullptr) + (m.nic != nullptr) +
-              (m.agent != nullptr);
+              (m.agent != nullptr) + (m.queue != nullptr);
     switch (m.scope) {
       case Scope::kReport:
         EXPECT_TRUE(m.report && set == 1);
@@ -71,9 +71,15 @@ TEST(Registry, ExactlyTheScopesGetterIsSet) {
       case Scope::kAgent:
         EXPECT_TRUE(m.agent && set == 1);
         break;
+      case Scope::kQueue:
+        EXPECT_TRUE(m.queue && set == 1);
+        break;
       case Scope::kClockEvent:
       case Scope::kXidCount:
       case Scope::kLastXid:
+      case Scope::kQueueState:
+      case Scope::kQueueUser:
+      case Scope::kQueueWait:
         EXPECT_EQ(set, 0);
         break;
     }

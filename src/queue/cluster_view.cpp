@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+// Builds the scheduler's cluster from the agent's report, the fences and the running jobs.
+#include "queue/cluster_view.h"
+
+#include "core/format.h"
+#include "core/units.h"
+#include "nvml/pci.h"
+
+namespace cardiac::queue {
+namespace {
+
+// Without a process list, memory in use beyond this says someone is on the GPU (an idle GPU
+// with persistence mode shows a few MiB).
+constexpr std::uint64_t kOutsideMemoryBytes = 1ULL << 30;
+
+}  // namespace
+
+const std::set<int>& fencing_xids() {
+  static const std::set<int> kXids = {46, 48, 62, 64, 79, 95, 119, 120, 140, 143};
+  return kXids;
+}
+
+std::optional<std::string> critical_finding(
+    const nvml::GpuReading& g, const std::map<std::pair<std::string, int>, std::uint64_t>& xids) {
+  using nvml::DeviceHealth;
+  switch (g.health) {
+    case DeviceHealth::kLost:
+    case DeviceHealth::kResetRequired:
+    case DeviceHealth::kError:
+    case DeviceHealth::kUnresponsive:
+      return fmt::format("GPU {}: {}", nvml::device_health_name(g.health),
+                         g.health_detail.empty() ? "NVML" : g.health_detail);
+    case DeviceHealth::kOk:
+    case DeviceHealth::kNotSampled:
+      break;
+  }
+  if (g.ecc_volatile_uncorrected.value_or(0) > 0) {
+    return fmt::format("{} uncorrectable (double-bit) ECC errors since the last reset",
+                       *g.ecc_volatile_uncorrected);
+  }
+  if (g.remapped_rows_failure.value_or(false)) return std::string("row remapping failed");
+  if (!g.pci_bus_id.empty()) {
+    std::string bus = nvml::normalize_pci_bus_id(g.pci_bus_id);
+    for (const auto& [key, count] : xids) {
+      if (count == 0 || !fencing_xids().count(key.second)) continue;
+      if (nvml::normalize_pci_bus_id(key.first) == bus) {
+        return fmt::format("Xid {} on {}", key.second, bus);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+bool fence_matches(const Fence& f, unsigned index, const std::string& uuid) {
+  if (!f.uuid.empty() && !uuid.empty()) return f.uuid == uuid;
+  return f.gpu == index;
+}
+
+ClusterView build_cluster(const ClusterInput& in) {
+  ClusterView v;
+  sched::Node node;
+  node.name = in.hostname;
+  if (in.report) {
+    for (const auto& gs : in.report->gpus) {
+      const auto& g = gs.reading;
+      if (!g.uuid.empty()) v.uuid_of[g.index] = g.uuid;
+      if (g.utilization_gpu) v.utilization[g.index] = *g.utilization_gpu;
+    }
+  }
+  // GPUs the queue holds now: their processes are the queue's, whatever /proc says.
+  std::set<unsigned> allocated;
+  for (const auto& j : in.running) {
+    for (std::size_t i = 0; i < j.gpu_indices.size(); ++i) {
+      std::string uuid = i < j.gpu_uuids.size() ? j.gpu_uuids[i] : "";
+      if (auto idx = current_index(v, uuid, j.gpu_indices[i])) allocated.insert(*idx);
+    }
+  }
+  if (in.report) {
+    for (const auto& gs : in.report->gpus) {
+      const auto& g = gs.reading;
+      sched::Gpu gpu;
+      gpu.index = g.index;
+      gpu.memory_bytes = g.memory_total.value_or(0);
+      for (const auto& f : in.fences) {
+        if (fence_matches(f, g.index, g.uuid)) {
+          v.fenced[g.index] = fmt::format("fenced by {}: {}", f.who, f.reason);
+          break;
+        }
+      }
+      if (auto why = critical_finding(g, in.xid_counts)) {
+        v.critical[g.index] = *why;
+        v.fenced.emplace(g.index, *why);
+      } else if (g.health == nvml::DeviceHealth::kNotSampled && !v.fenced.count(g.index)) {
+        v.fenced[g.index] = "not sampled in the latest GPU sample";
+      }
+      if (v.fenced.count(g.index)) gpu.health = sched::GpuHealth::kFenced;
+      if (in.count_outside && !allocated.count(g.index)) {
+        std::uint64_t outside_mem = 0;
+        std::string who;
+        for (const auto& p : g.processes) {
+          if (in.is_queue_or_gone && in.is_queue_or_gone(p.pid)) continue;
+          outside_mem += p.used_memory_bytes.value_or(0);
+          if (who.empty()) {
+            who = p.name.empty() ? fmt::format("pid {}", p.pid)
+                                 : fmt::format("pid {} ({})", p.pid, p.name);
+          }
+        }
+        if (!g.processes_supported && g.memory_used.value_or(0) > kOutsideMemoryBytes) {
+          outside_mem = *g.memory_used;
+          who = fmt::format("{} in use and no process list", format_bytes(*g.memory_used));
+        }
+        if (!who.empty()) {
+          gpu.busy_outside = true;
+          gpu.memory_used_outside = outside_mem;
+          v.busy_outside[g.index] = who;
+        }
+      }
+      node.gpus.push_back(gpu);
+    }
+  }
+  v.cluster.nodes.push_back(std::move(node));
+  for (const auto& j : in.running) {
+    sched::Running r;
+    r.id = j.id;
+    r.user = j.user;
+    r.account = j.account;
+    sched::NodeGpus ng;
+    for (std::size_t i = 0; i < j.gpu_indices.size(); ++i) {
+      std::string uuid = i < j.gpu_uuids.size() ? j.gpu_uuids[i] : "";
+      if (auto idx = current_index(v, uuid, j.gpu_indices[i])) ng.gpus.push_back(*idx);
+    }
+    r.placement.push_back(std::move(ng));
+    r.shared = j.shared;
+    r.gpu_memory = j.gpu_mem;
+    r.start_time = j.start_ns.value_or(j.submit_ns);
+    r.time_limit = j.time_limit;
+    v.cluster.running.push_back(std::move(r));
+  }
+  return v;
+}
+
+std::optional<unsigned> current_index(const ClusterView& v, const std::string& uuid,
+                                      unsigned index) {
+  if (!uuid.empty()) {
+    for (const auto& [i, u] : v.uuid_of) {
+      if (u == uuid) return i;
+    }
+  }
+  // The UUID is gone from the report (a lost GPU may not say it): keep the recorded index,
+  // unless another GPU now answers under it.
+  auto it = v.uuid_of.find(index);
+  if (it != v.uuid_of.end() && !uuid.empty() && it->second != uuid) return std::nullopt;
+  return index;
+}
+
+sched::Job to_sched_job(const Job& j) {
+  sched::Job s;
+  s.id = j.id;
+  s.user = j.user;
+  s.account = j.account;
+  s.gpus = j.gpus;
+  s.gpu_memory = j.gpu_mem;
+  s.shared = j.shared;
+  s.priority = j.priority;
+  s.submit_time = j.submit_ns;
+  s.time_limit = j.time_limit;
+  s.after = j.after;
+  s.restarts = j.restarts;
+  s.held = j.state == JobState::kHeld;
+  return s;
+}
+
+}  // namespace cardiac::queue

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+// The "needs N free GPUs" reason: what the job asks against what the cluster has free now.
+#include "sched/reasons.h"
+
+#include <algorithm>
+
+#include "core/format.h"
+#include "core/time.h"
+#include "core/units.h"
+
+namespace cardiac::sched::detail {
+namespace {
+
+std::string index_list(const std::vector<unsigned>& v) {
+  return fmt::format("GPU{} {}", v.size() == 1 ? "" : "s", fmt::join(v, ", "));
+}
+
+}  // namespace
+
+std::string gpus_text(unsigned long long n) {
+  return fmt::format("{} GPU{}", n, n == 1 ? "" : "s");
+}
+
+std::string when_text(TimeNs t, TimeNs now) {
+  if (t <= now) return fmt::format("{} (now)", format_iso8601(t));
+  return fmt::format("{} (in {})", format_iso8601(t), format_duration(t - now));
+}
+
+Explainer::Explainer(const Cluster& cluster, const ClusterState& state)
+    : cluster_(cluster), state_(state) {
+  // On one machine the indices help (they are what nvidia-smi shows); on a cluster, counts.
+  std::vector<unsigned> fenced;
+  std::vector<unsigned> busy;
+  for (const Node& n : cluster.nodes) {
+    for (const Gpu& g : n.gpus) {
+      if (g.health == GpuHealth::kFenced) {
+        fenced.push_back(g.index);
+      } else if (g.busy_outside) {
+        busy.push_back(g.index);
+      }
+    }
+  }
+  std::vector<std::string> parts;
+  if (cluster.nodes.size() == 1) {
+    if (!fenced.empty()) parts.push_back(index_list(fenced) + " fenced");
+    if (!busy.empty()) parts.push_back(index_list(busy) + " busy outside the queue");
+  } else {
+    if (!fenced.empty()) parts.push_back(gpus_text(fenced.size()) + " fenced");
+    if (!busy.empty()) parts.push_back(gpus_text(busy.size()) + " busy outside the queue");
+  }
+  if (!parts.empty()) unusable_ = fmt::format(" ({})", fmt::join(parts, "; "));
+}
+
+const Explainer::Counts& Explainer::counts(const Need& need) {
+  const auto key = std::make_pair(need.memory, need.shared);
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
+  Counts c;
+  const auto& nodes = state_.nodes();
+  c.per_node.reserve(nodes.size());
+  const bool plain = need.memory == 0 && !need.shared;
+  for (unsigned n = 0; n < nodes.size(); ++n) {
+    c.per_node.push_back(plain ? nodes[n].free : state_.eligible(n, need));
+  }
+  std::sort(c.per_node.begin(), c.per_node.end(), std::greater<>());
+  c.prefix.assign(c.per_node.size() + 1, 0);
+  for (std::size_t i = 0; i < c.per_node.size(); ++i) {
+    c.prefix[i + 1] = c.prefix[i] + c.per_node[i];
+  }
+  return cache_.emplace(key, std::move(c)).first->second;
+}
+
+std::string Explainer::shortfall(const Job& job) {
+  const Need need = need_of(job);
+  const Counts& c = counts(need);
+  std::string what;
+  if (need.shared) {
+    what = need.memory > 0 ? fmt::format("{} with {} unused to share", gpus_text(need.gpus),
+                                         format_bytes(need.memory))
+                           : fmt::format("{} to share", gpus_text(need.gpus));
+  } else {
+    what = fmt::format("{} free {}{}", need.gpus, need.gpus == 1 ? "GPU" : "GPUs",
+                       need.memory > 0 ? fmt::format(" with {}", format_bytes(need.memory)) : "");
+  }
+  const char* have = need.shared ? "usable" : "free";
+  const unsigned best = c.per_node.empty() ? 0 : c.per_node.front();
+  if (cluster_.nodes.size() <= 1) {
+    return fmt::format("needs {}, {} {}{}", what, best, have, unusable_);
+  }
+  if (need.max_nodes == 1 || need.gpus <= 1) {
+    return fmt::format("needs {} on one node, at most {} {} on any node{}", what, best, have,
+                       unusable_);
+  }
+  const std::size_t k = std::min<std::size_t>(need.max_nodes, c.per_node.size());
+  return fmt::format("needs {} on at most {} nodes, the {} emptiest nodes have {} {}{}", what,
+                     need.max_nodes, k, c.prefix[k], have, unusable_);
+}
+
+}  // namespace cardiac::sched::detail

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: Apache-2.0
+// The scheduling core shared by the live queue (src/queue) and the simulator (src/sim): the
+// job and cluster model, the policies and placement. Pure code: no I/O, no clock reads (time
+// comes in as `now`), deterministic for equal inputs.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/result.h"
+
+namespace cardiac::sched {
+
+using JobId = std::int64_t;
+
+enum class GpuHealth { kOk, kDegraded, kFenced };
+
+struct Gpu {
+  unsigned index = 0;              // index on its node (NVML index)
+  std::uint64_t memory_bytes = 0;  // total frame-buffer memory
+  int nvlink_domain = -1;          // GPUs with the same domain share NVLink/NVSwitch (-1: none)
+  int numa_node = -1;              // host NUMA node (-1: unknown)
+  GpuHealth health = GpuHealth::kOk;
+  // Busy with work outside the queue (a process the queue did not start holds it); the
+  // placement treats it like an exclusive allocation.
+  bool busy_outside = false;
+  std::uint64_t memory_used_outside = 0;
+};
+
+struct Node {
+  std::string name{};
+  std::vector<Gpu> gpus{};
+};
+
+// Where a job runs: GPUs per node.
+struct NodeGpus {
+  unsigned node = 0;             // index into Cluster::nodes
+  std::vector<unsigned> gpus{};  // GPU indices on that node
+};
+
+struct Job {
+  JobId id = 0;
+  std::string user{};
+  std::string account{};  // fair-share account ("" = the user's default)
+  unsigned gpus = 1;      // in total, over all its nodes (0: needs no GPU)
+  // 1 (or 0): one node. More: the most nodes it may span; the placement uses the fewest nodes
+  // that hold it now and spreads the GPUs evenly over them (counts differ by at most one).
+  unsigned nodes = 1;
+  std::uint64_t gpu_memory = 0;  // bytes per GPU needed (0: any)
+  bool shared = false;           // may share GPUs with other shared jobs (packed by memory)
+  int priority = 0;              // user/QOS priority (larger runs sooner)
+  std::string qos{};
+  TimeNs submit_time = 0;
+  DurationNs time_limit = 0;             // 0 = none (backfill then treats it as infinite)
+  std::optional<DurationNs> estimate{};  // expected run time, when given (SJF)
+  std::vector<JobId> after{};            // dependencies: start only after these succeeded
+  unsigned restarts = 0;
+  bool held = false;
+  DurationNs attained = 0;  // GPU-seconds already served (least-attained-service)
+  // When the job became eligible (released from hold, dependencies met): the age factor counts
+  // from here, like Slurm's accrue time. Unset: from submit_time.
+  std::optional<TimeNs> eligible_time{};
+};
+
+// A job that is running, for placement and backfill's view of the future.
+struct Running {
+  JobId id = 0;
+  std::string user{};
+  std::string account{};
+  std::vector<NodeGpus> placement{};
+  bool shared = false;
+  std::uint64_t gpu_memory = 0;
+  TimeNs start_time = 0;
+  DurationNs time_limit = 0;  // 0 = none
+};
+
+struct Cluster {
+  std::vector<Node> nodes{};
+  std::vector<Running> running{};
+};
+
+// The fair-share tree: accounts with shares and parents, users with shares in an account, and
+// decayed usage (GPU-seconds) per user.
+struct Account {
+  std::string name{};
+  std::string parent{};  // "" for children of the root
+  double shares = 1;
+};
+struct UserShare {
+  std::string user{};
+  std::string account{};
+  double shares = 1;
+};
+struct Usage {
+  std::vector<Account> accounts{};
+  std::vector<UserShare> users{};  // users not listed get one share in an account named after them
+  std::map<std::string, double> usage{};  // user → decayed GPU-seconds
+  TimeNs updated_at = 0;
+};
+
+// usage(t + dt) = usage(t) * 2^(-dt / half_life) + new usage.
+// decay_usage multiplies every user's usage by 2^(-(now - updated_at) / half_life) and sets
+// updated_at = now; half_life <= 0 means no decay (Slurm's PriorityDecayHalfLife=0) and a `now`
+// before updated_at changes nothing. Set updated_at when creating a Usage: the first decay
+// runs from it. charge_usage adds GPU-seconds to the user (call it after decay_usage). A user
+// in several accounts has one usage figure; the fair-share tree charges it to the user's
+// first listed account.
+void decay_usage(Usage& u, TimeNs now, DurationNs half_life);
+void charge_usage(Usage& u, const std::string& user, double gpu_seconds);
+
+struct Weights {  // Slurm multifactor weights
+  double age = 1000;
+  double fairshare = 5000;
+  double job_size = 1000;
+  double qos = 1000;  // applied to the job's priority normalised by the largest one pending
+  DurationNs max_age = 7 * 24 * 3600 * kNsPerSec;
+  bool favor_small = false;
+};
+
+struct PolicyConfig {
+  // "fcfs", "priority" (multifactor), "fairshare" (classic 2^(-U/S) or Fair Tree order),
+  // "backfill" (EASY on `base`), "sjf", "las".
+  std::string name = "fcfs";
+  std::string base = "fcfs";  // for backfill: the order it keeps
+  bool fair_tree = true;      // fairshare factor from Fair Tree ranking (false: classic)
+  double dampening = 1;
+  // For the caller's decay_usage; schedule() reads the usage as given.
+  DurationNs half_life = 7 * 24 * 3600 * kNsPerSec;
+  Weights weights;
+  bool spread = false;  // placement: false packs onto the fullest node, true spreads
+  // Fill ScheduleResult::reasons and ::priorities for every pending job. The simulator turns
+  // it off: the starts and the reservation do not depend on it.
+  bool explain = true;
+};
+
+// Parses "fcfs", "priority", "fairshare", "backfill", "backfill:priority", "sjf", "las";
+// errors name the text.
+Result<PolicyConfig> parse_policy(std::string_view text);
+// The text parse_policy reads back: "fcfs", "backfill:priority".
+std::string policy_text(const PolicyConfig& policy);
+
+// One job to start now and where.
+struct Start {
+  JobId job = 0;
+  std::vector<NodeGpus> placement{};
+};
+
+// Priority of a pending job broken down by factor (like Slurm's sprio).
+struct PriorityBreakdown {
+  JobId job = 0;
+  double total = 0;
+  double age = 0;        // weighted
+  double fairshare = 0;  // weighted
+  double job_size = 0;   // weighted
+  double qos = 0;        // weighted
+  // The same factors unweighted, each in [0, 1].
+  double age_factor = 0;
+  double fairshare_factor = 0;
+  double job_size_factor = 0;
+  double qos_factor = 0;
+};
+
+struct ScheduleResult {
+  std::vector<Start> starts{};             // in the order they were chosen
+  std::vector<JobId> order{};              // the pending jobs in policy order
+  std::map<JobId, std::string> reasons{};  // why each job that does not start waits
+  // The multifactor breakdown of every pending job, in policy order, whatever the policy
+  // (empty when PolicyConfig::explain is off).
+  std::vector<PriorityBreakdown> priorities{};
+  // Backfill: the head job's reserved start (the earliest time its resources free up).
+  std::optional<std::pair<JobId, TimeNs>> reservation{};
+  // Backfill: the GPUs the head job is planned to start on at the reservation time.
+  std::vector<NodeGpus> reserved{};
+};
+
+// One scheduling pass: which pending jobs start now and where. `pending` excludes running jobs;
+// `finished_ok` lists jobs whose dependencies are satisfied (succeeded). Never places work on a
+// fenced GPU or over a GPU's memory; exclusive jobs never share a GPU.
+// Every policy but backfill keeps strict order, like Slurm's main loop: once a job cannot start,
+// no later job starts in this pass. Held jobs, jobs waiting on a dependency and jobs that can
+// never fit (feasible() fails) are skipped with their reason instead of blocking. Backfill is
+// EASY on `base`: the first job that cannot start gets a reservation from running jobs' time
+// limits; a later job starts now only if it ends (by its time limit) by then or uses none of
+// the reserved GPUs; when no reservation can be planned, backfill keeps strict order.
+// Deterministic for equal inputs, whatever the order of `pending`.
+ScheduleResult schedule(const Cluster& cluster, const std::vector<Job>& pending, const Usage& usage,
+                        const PolicyConfig& policy, TimeNs now,
+                        const std::vector<JobId>& finished_ok = {});
+
+// Per user/account shares, decayed usage and factor (like Slurm's sshare).
+struct ShareRow {
+  std::string account{};
+  std::string user{};  // "" for an account row
+  double raw_shares = 0;
+  double norm_shares = 0;
+  double raw_usage = 0;
+  double norm_usage = 0;
+  double level_fs = 0;  // Fair Tree level fairshare S/U (infinity: no usage)
+  double factor = 0;    // fair-share factor in [0, 1] (accounts under Fair Tree: 0, none)
+  unsigned depth = 0;   // 0 for children of the root; users sit one below their account
+};
+std::vector<ShareRow> shares(const Usage& usage, const PolicyConfig& policy,
+                             const std::vector<std::string>& extra_users = {});
+
+// Whether any node could ever hold the job (enough GPUs, enough memory per GPU), ignoring what
+// runs now and health; an error says what is impossible ("9 GPUs requested, the largest node
+// has 8").
+Status feasible(const Cluster& cluster, const Job& job);
+
+// The earliest time the job could start if nothing else started: now when it fits now, else
+// when enough running jobs reach their time limits (start + time_limit). nullopt when that is
+// never (GPUs held by running jobs without a time limit, or the job cannot ever fit).
+std::optional<TimeNs> expected_start(const Cluster& cluster, const Job& job, TimeNs now);
+
+}  // namespace cardiac::sched

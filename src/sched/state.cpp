@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: Apache-2.0
+// Building the per-pass cluster state and keeping its counts and indexes right as jobs start,
+// end (in the reservation's timeline) and GPUs are masked.
+#include "sched/state.h"
+
+#include <algorithm>
+
+namespace cardiac::sched::detail {
+namespace {
+
+// More memory classes than this cost more in bucket upkeep than scanning the odd nodes does.
+constexpr std::size_t kMaxClasses = 16;
+
+std::vector<std::uint64_t> pick_classes(std::vector<std::uint64_t> caps) {
+  std::sort(caps.begin(), caps.end(), std::greater<>());
+  caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
+  if (caps.empty()) caps.push_back(0);
+  if (caps.size() <= kMaxClasses) return caps;
+  // Spread the kept classes over the range and keep the smallest, so every node still has a
+  // class at or below its own smallest GPU.
+  std::vector<std::uint64_t> kept;
+  for (std::size_t i = 0; i < kMaxClasses; ++i) {
+    kept.push_back(caps[i * (caps.size() - 1) / (kMaxClasses - 1)]);
+  }
+  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+  return kept;
+}
+
+}  // namespace
+
+Need need_of(const Job& job) {
+  return Need{.gpus = job.gpus,
+              .max_nodes = std::max(1u, job.nodes),
+              .memory = job.gpu_memory,
+              .shared = job.shared};
+}
+
+ClusterState::ClusterState(const Cluster& cluster) {
+  nodes_.resize(cluster.nodes.size());
+  std::vector<std::uint64_t> min_caps(cluster.nodes.size(), 0);
+  for (std::size_t n = 0; n < cluster.nodes.size(); ++n) {
+    NodeSlot& node = nodes_[n];
+    node.begin = static_cast<unsigned>(gpus_.size());
+    node.count = static_cast<unsigned>(cluster.nodes[n].gpus.size());
+    max_c_ = std::max(max_c_, node.count);
+    bool any = false;
+    for (const Gpu& g : cluster.nodes[n].gpus) {
+      GpuSlot s;
+      s.cap = g.memory_bytes > g.memory_used_outside ? g.memory_bytes - g.memory_used_outside : 0;
+      s.index = g.index;
+      s.domain = g.nvlink_domain;
+      s.numa = g.numa_node;
+      s.usable = g.health != GpuHealth::kFenced && !g.busy_outside;
+      s.degraded = g.health == GpuHealth::kDegraded;
+      if (s.usable) {
+        min_caps[n] = any ? std::min(min_caps[n], s.cap) : s.cap;
+        node.max_cap = std::max(node.max_cap, s.cap);
+        any = true;
+      }
+      gpus_.push_back(s);
+      node_of_.push_back(static_cast<unsigned>(n));
+    }
+  }
+
+  running_.reserve(cluster.running.size());
+  for (const Running& r : cluster.running) {
+    Alloc a{.gpus = {}, .shared = r.shared, .memory = r.gpu_memory};
+    for (const NodeGpus& ng : r.placement) {
+      if (ng.node >= nodes_.size()) continue;
+      const NodeSlot& node = nodes_[ng.node];
+      for (unsigned idx : ng.gpus) {
+        // Indices are normally positions; look further only when they are not.
+        unsigned flat = node.begin + idx;
+        if (idx >= node.count || gpus_[flat].index != idx) {
+          flat = ~0u;
+          for (unsigned i = node.begin; i < node.begin + node.count; ++i) {
+            if (gpus_[i].index == idx) flat = i;
+          }
+          if (flat == ~0u) continue;
+        }
+        a.gpus.push_back(flat);
+        GpuSlot& s = gpus_[flat];
+        if (r.shared) {
+          ++s.shared_jobs;
+          s.shared_used += r.gpu_memory;
+        } else {
+          ++s.exclusive;
+        }
+      }
+    }
+    running_.push_back(std::move(a));
+  }
+
+  class_cap_ = pick_classes(min_caps);
+  const std::size_t buckets = class_cap_.size() * (max_c_ + 1);
+  all_.resize(buckets);
+  ok_.resize(buckets);
+  for (NodeSet& s : all_) s.resize(static_cast<unsigned>(nodes_.size()));
+  for (NodeSet& s : ok_) s.resize(static_cast<unsigned>(nodes_.size()));
+  shared_nodes_.resize(static_cast<unsigned>(nodes_.size()));
+
+  for (unsigned n = 0; n < nodes_.size(); ++n) {
+    NodeSlot& node = nodes_[n];
+    node.cls = static_cast<unsigned>(class_cap_.size() - 1);
+    for (unsigned k = 0; k < class_cap_.size(); ++k) {
+      if (class_cap_[k] <= min_caps[n]) {
+        node.cls = k;
+        break;
+      }
+    }
+    if (class_cap_[node.cls] < node.max_cap) scan_nodes_.push_back(n);
+    for (unsigned i = node.begin; i < node.begin + node.count; ++i) {
+      const GpuSlot& s = gpus_[i];
+      if (s.is_free()) {
+        ++node.free;
+        if (!s.degraded) ++node.free_ok;
+      }
+      if (s.is_shared()) ++node.shared;
+    }
+    bucket(Phase::kAll, node.cls, node.free).insert(n);
+    bucket(Phase::kOk, node.cls, node.free_ok).insert(n);
+    if (node.shared > 0) shared_nodes_.insert(n);
+  }
+}
+
+unsigned ClusterState::classes_for(std::uint64_t memory) const {
+  unsigned k = 0;
+  while (k < class_cap_.size() && class_cap_[k] >= memory) ++k;
+  return k;
+}
+
+void ClusterState::update_gpu(unsigned g, const GpuSlot& before) {
+  const GpuSlot& after = gpus_[g];
+  const unsigned n = node_of_[g];
+  NodeSlot& node = nodes_[n];
+
+  const int d_free = static_cast<int>(after.is_free()) - static_cast<int>(before.is_free());
+  const int d_ok = after.degraded ? 0 : d_free;
+  if (d_free != 0) {
+    bucket(Phase::kAll, node.cls, node.free).erase(n);
+    node.free = static_cast<unsigned>(static_cast<int>(node.free) + d_free);
+    bucket(Phase::kAll, node.cls, node.free).insert(n);
+  }
+  if (d_ok != 0) {
+    bucket(Phase::kOk, node.cls, node.free_ok).erase(n);
+    node.free_ok = static_cast<unsigned>(static_cast<int>(node.free_ok) + d_ok);
+    bucket(Phase::kOk, node.cls, node.free_ok).insert(n);
+  }
+  const int d_shared = static_cast<int>(after.is_shared()) - static_cast<int>(before.is_shared());
+  if (d_shared != 0) {
+    node.shared = static_cast<unsigned>(static_cast<int>(node.shared) + d_shared);
+    if (node.shared > 0) {
+      shared_nodes_.insert(n);
+    } else {
+      shared_nodes_.erase(n);
+    }
+  }
+}
+
+void ClusterState::apply(const Alloc& a) {
+  for (unsigned g : a.gpus) {
+    const GpuSlot before = gpus_[g];
+    if (a.shared) {
+      ++gpus_[g].shared_jobs;
+      gpus_[g].shared_used += a.memory;
+    } else {
+      ++gpus_[g].exclusive;
+    }
+    update_gpu(g, before);
+  }
+}
+
+void ClusterState::release(const Alloc& a) {
+  for (unsigned g : a.gpus) {
+    const GpuSlot before = gpus_[g];
+    GpuSlot& s = gpus_[g];
+    if (a.shared) {
+      if (s.shared_jobs > 0) --s.shared_jobs;
+      s.shared_used = s.shared_used > a.memory ? s.shared_used - a.memory : 0;
+    } else if (s.exclusive > 0) {
+      --s.exclusive;
+    }
+    update_gpu(g, before);
+  }
+}
+
+void ClusterState::mask(const std::vector<unsigned>& gpus) {
+  for (unsigned g : gpus) {
+    const GpuSlot before = gpus_[g];
+    gpus_[g].usable = false;
+    update_gpu(g, before);
+  }
+}
+
+std::vector<NodeGpus> ClusterState::to_placement(const Alloc& a) const {
+  std::vector<unsigned> flat = a.gpus;
+  std::sort(flat.begin(), flat.end());
+  std::vector<NodeGpus> out;
+  for (unsigned g : flat) {
+    const unsigned n = node_of_[g];
+    if (out.empty() || out.back().node != n) out.push_back(NodeGpus{.node = n, .gpus = {}});
+    out.back().gpus.push_back(gpus_[g].index);
+  }
+  for (NodeGpus& ng : out) std::sort(ng.gpus.begin(), ng.gpus.end());
+  return out;
+}
+
+unsigned ClusterState::scan_count(unsigned node, Phase p, std::uint64_t memory, bool shared) const {
+  const NodeSlot& ns = nodes_[node];
+  unsigned c = 0;
+  for (unsigned i = ns.begin; i < ns.begin + ns.count; ++i) {
+    const GpuSlot& s = gpus_[i];
+    if (p == Phase::kOk && s.degraded) continue;
+    if (shared ? (s.usable && s.exclusive == 0 && s.room() >= memory)
+               : (s.is_free() && s.cap >= memory)) {
+      ++c;
+    }
+  }
+  return c;
+}
+
+unsigned ClusterState::eligible(unsigned node, const Need& need) const {
+  return scan_count(node, Phase::kAll, need.memory, need.shared);
+}
+
+}  // namespace cardiac::sched::detail

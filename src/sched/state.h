@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// The cluster as the placement sees it during one pass: per-GPU use, per-node free counts and
+// the indexes that find a node for a job without walking the cluster.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "sched/node_set.h"
+#include "sched/sched.h"
+
+namespace cardiac::sched::detail {
+
+struct GpuSlot {
+  std::uint64_t cap = 0;          // memory a job may declare: memory_bytes - memory_used_outside
+  std::uint64_t shared_used = 0;  // declared memory of the shared jobs on it
+  std::uint32_t shared_jobs = 0;
+  std::uint32_t exclusive = 0;  // a count, so releasing one of two bad overlapping inputs is safe
+  unsigned index = 0;           // Gpu::index
+  int domain = -1;
+  int numa = -1;
+  bool usable = false;  // not fenced, not busy outside the queue, not masked for a reservation
+  bool degraded = false;
+
+  [[nodiscard]] bool is_free() const { return usable && exclusive == 0 && shared_jobs == 0; }
+  [[nodiscard]] bool is_shared() const { return usable && exclusive == 0 && shared_jobs > 0; }
+  [[nodiscard]] std::uint64_t room() const { return cap > shared_used ? cap - shared_used : 0; }
+};
+
+struct NodeSlot {
+  unsigned begin = 0;  // first GPU in ClusterState::gpus()
+  unsigned count = 0;
+  unsigned free = 0;     // GPUs with is_free()
+  unsigned free_ok = 0;  // of those, not degraded
+  unsigned shared = 0;   // GPUs with is_shared()
+  unsigned cls = 0;      // memory class: every usable GPU has cap >= class_cap(cls)
+  std::uint64_t max_cap = 0;
+};
+
+// GPUs by flat index (ClusterState::gpus()), with how the job uses them.
+struct Alloc {
+  std::vector<unsigned> gpus{};
+  bool shared = false;
+  std::uint64_t memory = 0;
+};
+
+struct Need {
+  unsigned gpus = 1;
+  unsigned max_nodes = 1;
+  std::uint64_t memory = 0;
+  bool shared = false;
+};
+
+Need need_of(const Job& job);
+
+// Degraded GPUs are used last: a first pass (kOk) sees only healthy ones.
+enum class Phase { kOk, kAll };
+
+class ClusterState {
+ public:
+  // Applies every running job; placements naming unknown nodes or GPUs are ignored.
+  explicit ClusterState(const Cluster& cluster);
+
+  // Where the job would go now, or nullopt. Never over a GPU's memory, never on an unusable GPU,
+  // exclusive jobs only on GPUs nothing uses.
+  [[nodiscard]] std::optional<Alloc> find(const Need& need, bool spread) const;
+  // find(need).has_value(), without choosing GPUs.
+  [[nodiscard]] bool fits(const Need& need) const;
+  void apply(const Alloc& a);
+  void release(const Alloc& a);
+  // Makes GPUs unusable for the rest of the pass (backfill hides the head job's reserved GPUs).
+  void mask(const std::vector<unsigned>& gpus);
+
+  [[nodiscard]] std::vector<NodeGpus> to_placement(const Alloc& a) const;
+  // Running jobs' allocations, index-aligned with Cluster::running.
+  [[nodiscard]] const std::vector<Alloc>& running() const { return running_; }
+  [[nodiscard]] const std::vector<GpuSlot>& gpus() const { return gpus_; }
+  [[nodiscard]] const std::vector<NodeSlot>& nodes() const { return nodes_; }
+  [[nodiscard]] unsigned max_node_gpus() const { return max_c_; }
+  [[nodiscard]] unsigned node_of(unsigned gpu) const { return node_of_[gpu]; }
+
+  // GPUs on the node a job with this need could use (phase kAll), for the reasons.
+  [[nodiscard]] unsigned eligible(unsigned node, const Need& need) const;
+
+ private:
+  NodeSet& bucket(Phase p, unsigned cls, unsigned c) {
+    return (p == Phase::kOk ? ok_ : all_)[cls * (max_c_ + 1) + c];
+  }
+  [[nodiscard]] const NodeSet& bucket(Phase p, unsigned cls, unsigned c) const {
+    return (p == Phase::kOk ? ok_ : all_)[cls * (max_c_ + 1) + c];
+  }
+  void update_gpu(unsigned g, const GpuSlot& before);
+  [[nodiscard]] unsigned classes_for(std::uint64_t memory) const;
+  [[nodiscard]] unsigned scan_count(unsigned node, Phase p, std::uint64_t memory,
+                                    bool shared) const;
+  [[nodiscard]] unsigned count_at_least(Phase p, unsigned c, std::uint64_t memory,
+                                        const std::vector<unsigned>& scanned) const;
+  [[nodiscard]] std::optional<unsigned> best_single(Phase p, const Need& need, bool spread) const;
+  [[nodiscard]] std::optional<Alloc> find_single(const Need& need, bool spread) const;
+  [[nodiscard]] std::optional<Alloc> find_shared(const Need& need, bool spread) const;
+  [[nodiscard]] std::optional<Alloc> find_multi(const Need& need, bool spread) const;
+  [[nodiscard]] std::optional<Alloc> find_multi_scan(const Need& need, bool spread) const;
+  [[nodiscard]] std::vector<unsigned> pick_nodes(Phase p, const Need& need, unsigned k, bool spread,
+                                                 const std::vector<unsigned>& scanned) const;
+  void choose_gpus(unsigned node, unsigned n, Phase p, const Need& need,
+                   std::vector<unsigned>& out) const;
+
+  std::vector<GpuSlot> gpus_;
+  std::vector<NodeSlot> nodes_;
+  std::vector<unsigned> node_of_;  // per GPU
+  std::vector<Alloc> running_;
+  unsigned max_c_ = 0;                    // most GPUs on one node
+  std::vector<std::uint64_t> class_cap_;  // descending
+  std::vector<NodeSet> all_;              // [cls][free]
+  std::vector<NodeSet> ok_;               // [cls][free_ok]
+  NodeSet shared_nodes_;                  // nodes with a GPU that shared jobs use
+  // Nodes whose GPUs may hold more memory than their class says: scanned when a job asks for
+  // more than the class (a live server with memory used outside the queue; mixed GPU models).
+  std::vector<unsigned> scan_nodes_;
+};
+
+}  // namespace cardiac::sched::detail

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests for the multifactor priority (hand-computed factors) and the policy orders.
+#include <gtest/gtest.h>
+
+#include "sched/sched.h"
+#include "sched/tests/builders.h"
+
+namespace cardiac::sched {
+namespace {
+
+using namespace testing;  // NOLINT(google-build-using-namespace): test builders
+
+constexpr DurationNs kDay = 24 * kHour;
+
+const PriorityBreakdown& breakdown(const ScheduleResult& r, JobId id) {
+  for (const PriorityBreakdown& b : r.priorities) {
+    if (b.job == id) return b;
+  }
+  ADD_FAILURE() << "no priority for job " << id;
+  static const PriorityBreakdown none;
+  return none;
+}
+
+// 8 GPUs, all busy, so nothing starts and every job keeps its place.
+Cluster busy_cluster() {
+  Cluster c = make_cluster(2, 4);
+  c.running = {make_running(100, 0, {0, 1, 2, 3}), make_running(101, 1, {0, 1, 2, 3})};
+  return c;
+}
+
+TEST(Multifactor, FactorsMatchHandComputation) {
+  Job a = make_job(1, 2);
+  a.submit_time = kNow - 7 * kDay / 2;  // half of max_age
+  a.priority = 10;
+  Job b = make_job(2, 4);
+  b.user = "bob";
+  b.submit_time = kNow - 10 * kDay;  // past max_age
+  b.priority = 5;
+  Usage usage;  // nobody has used anything: fair-share factor 1 for both
+  const auto r = schedule(busy_cluster(), {a, b}, usage, policy_of("priority"), kNow);
+
+  const PriorityBreakdown& pa = breakdown(r, 1);
+  EXPECT_DOUBLE_EQ(pa.age_factor, 0.5);
+  EXPECT_DOUBLE_EQ(pa.job_size_factor, 0.25);  // 2 of 8 GPUs
+  EXPECT_DOUBLE_EQ(pa.qos_factor, 1.0);        // the largest priority pending
+  EXPECT_DOUBLE_EQ(pa.fairshare_factor, 1.0);
+  EXPECT_DOUBLE_EQ(pa.age, 500);
+  EXPECT_DOUBLE_EQ(pa.job_size, 250);
+  EXPECT_DOUBLE_EQ(pa.qos, 1000);
+  EXPECT_DOUBLE_EQ(pa.fairshare, 5000);
+  EXPECT_DOUBLE_EQ(pa.total, 6750);
+
+  const PriorityBreakdown& pb = breakdown(r, 2);
+  EXPECT_DOUBLE_EQ(pb.age_factor, 1.0);
+  EXPECT_DOUBLE_EQ(pb.job_size_factor, 0.5);
+  EXPECT_DOUBLE_EQ(pb.qos_factor, 0.5);
+  EXPECT_DOUBLE_EQ(pb.total, 1000 + 500 + 500 + 5000);
+  EXPECT_EQ(r.order, (std::vector<JobId>{2, 1}));
+}
+
+TEST(Multifactor, FavorSmallEligibleTimeAndNegativePriority) {
+  Job a = make_job(1, 2);
+  a.eligible_time = kNow - 7 * kDay / 4;  // age counts from here, not from submit
+  a.submit_time = kNow - 6 * kDay;
+  a.priority = -10;
+  Job b = make_job(2, 4);
+  b.priority = 10;
+  PolicyConfig p = policy_of("priority");
+  p.weights.favor_small = true;
+  const auto r = schedule(busy_cluster(), {a, b}, Usage{}, p, kNow);
+  EXPECT_DOUBLE_EQ(breakdown(r, 1).age_factor, 0.25);
+  EXPECT_DOUBLE_EQ(breakdown(r, 1).job_size_factor, 0.75);  // (8 - 2) / 8
+  EXPECT_DOUBLE_EQ(breakdown(r, 2).job_size_factor, 0.5);
+  EXPECT_DOUBLE_EQ(breakdown(r, 1).qos_factor, 0.0);  // lowest, shifted to zero
+  EXPECT_DOUBLE_EQ(breakdown(r, 2).qos_factor, 1.0);
+}
+
+TEST(Multifactor, FairShareMovesTheHeavyUserBack) {
+  Job a = make_job(1, 1);  // alice, submitted first
+  Job b = make_job(2, 1);
+  b.user = "bob";
+  Usage usage;
+  usage.usage = {{"alice", 1000}, {"bob", 10}};
+  const auto r = schedule(busy_cluster(), {a, b}, usage, policy_of("priority"), kNow);
+  EXPECT_EQ(r.order, (std::vector<JobId>{2, 1}));
+  EXPECT_DOUBLE_EQ(breakdown(r, 2).fairshare_factor, 1.0);
+  EXPECT_DOUBLE_EQ(breakdown(r, 1).fairshare_factor, 0.5);
+  // fcfs ignores it.
+  EXPECT_EQ(schedule(busy_cluster(), {a, b}, usage, policy_of("fcfs"), kNow).order,
+            (std::vector<JobId>{1, 2}));
+}
+
+TEST(Multifactor, TiesGoBySubmitTimeThenId) {
+  Job a = make_job(5, 1);
+  Job b = make_job(3, 1);
+  Job c = make_job(4, 1);
+  a.submit_time = b.submit_time = c.submit_time = kNow - kHour;
+  c.submit_time -= 1;
+  const auto r = schedule(busy_cluster(), {a, b, c}, Usage{}, policy_of("priority"), kNow);
+  EXPECT_EQ(r.order, (std::vector<JobId>{4, 3, 5}));
+}
+
+TEST(Orders, FairshareClassicAndFairTree) {
+  Job a = make_job(1, 1);
+  Job b = make_job(2, 1);
+  b.user = "bob";
+  Job c = make_job(3, 1);
+  c.user = "carol";
+  Usage usage;
+  usage.usage = {{"alice", 50}, {"bob", 100}, {"carol", 10}};
+  PolicyConfig p = policy_of("fairshare");
+  EXPECT_EQ(schedule(busy_cluster(), {a, b, c}, usage, p, kNow).order,
+            (std::vector<JobId>{3, 1, 2}));
+  p.fair_tree = false;
+  EXPECT_EQ(schedule(busy_cluster(), {a, b, c}, usage, p, kNow).order,
+            (std::vector<JobId>{3, 1, 2}));
+}
+
+TEST(Orders, SjfUsesEstimateThenTimeLimitThenNeither) {
+  Job a = make_job(1, 1);  // neither: last
+  Job b = make_job(2, 1);
+  b.time_limit = 2 * kHour;
+  Job c = make_job(3, 1);
+  c.time_limit = 10 * kHour;
+  c.estimate = kHour;  // the estimate wins over its limit
+  const auto r = schedule(busy_cluster(), {a, b, c}, Usage{}, policy_of("sjf"), kNow);
+  EXPECT_EQ(r.order, (std::vector<JobId>{3, 2, 1}));
+}
+
+TEST(Orders, LasServesTheLeastAttainedFirst) {
+  Job a = make_job(1, 1);
+  a.attained = 5 * kHour;
+  Job b = make_job(2, 1);
+  b.attained = kHour;
+  Job c = make_job(3, 1);
+  const auto r = schedule(busy_cluster(), {a, b, c}, Usage{}, policy_of("las"), kNow);
+  EXPECT_EQ(r.order, (std::vector<JobId>{3, 2, 1}));
+}
+
+TEST(Orders, ExplainOffLeavesStartsAndOrderAlone) {
+  Cluster c = make_cluster(1, 4);
+  std::vector<Job> jobs = {make_job(1, 2), make_job(2, 2), make_job(3, 2)};
+  PolicyConfig p = policy_of("priority");
+  const auto with = schedule(c, jobs, Usage{}, p, kNow);
+  p.explain = false;
+  const auto without = schedule(c, jobs, Usage{}, p, kNow);
+  EXPECT_EQ(with.order, without.order);
+  ASSERT_EQ(with.starts.size(), 2u);
+  ASSERT_EQ(without.starts.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(with.starts[i].job, without.starts[i].job);
+    EXPECT_EQ(with.starts[i].placement[0].gpus, without.starts[i].placement[0].gpus);
+  }
+  EXPECT_EQ(with.priorities.size(), 3u);
+  EXPECT_EQ(with.reasons.size(), 1u);
+  EXPECT_TRUE(without.priorities.empty());
+  EXPECT_TRUE(without.reasons.empty());
+}
+
+}  // namespace
+}  // namespace cardiac::sched

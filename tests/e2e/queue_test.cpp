@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: Apache-2.0
+// The job queue end to end: `cardiac agent` on the fake NVML with 8 GPUs, and real jobs (shell
+// scripts that record CUDA_VISIBLE_DEVICES and wait for a file) submitted by two Unix users the
+// test creates. Exclusive GPU sets are disjoint, FCFS order holds, user B cannot cancel A's job,
+// a GPU lost mid-job is fenced and the job requeued onto a healthy GPU, an agent kill -9 and
+// restart loses nothing, and bad requests queue nothing. Needs root (to create the users and
+// run jobs as them); CI runs as root, elsewhere the tests skip.
+#include <fcntl.h>
+#include <grp.h>
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <set>
+
+#include "tests/e2e/agent_support.h"
+#include "tests/e2e/run_cardiac.h"
+
+namespace cardiac::e2e {
+namespace {
+
+// A Unix user made for one test and removed after it.
+class TestUser {
+ public:
+  explicit TestUser(std::string name) : name_(std::move(name)) {
+    std::string cmd = "useradd -M -N -s /bin/sh " + name_ + " 2>/dev/null";
+    created_ = std::system(cmd.c_str()) == 0;
+    if (passwd* pw = getpwnam(name_.c_str())) {
+      uid_ = pw->pw_uid;
+      gid_ = pw->pw_gid;
+    }
+  }
+  ~TestUser() {
+    if (created_) std::system(("userdel " + name_ + " 2>/dev/null").c_str());
+  }
+  TestUser(const TestUser&) = delete;
+  TestUser& operator=(const TestUser&) = delete;
+  [[nodiscard]] bool ok() const { return uid_ != 0; }
+  [[nodiscard]] const std::string& name() const { return name_; }
+  [[nodiscard]] uid_t uid() const { return uid_; }
+  [[nodiscard]] gid_t gid() const { return gid_; }
+
+ private:
+  std::string name_;
+  bool created_ = false;
+  uid_t uid_ = 0;
+  gid_t gid_ = 0;
+};
+
+// Runs cardiac as `user` (nullptr: as ourselves, root) in `cwd` with a small environment.
+RunResult run_as(const TestUser* user, const std::string& binary, const std::string& cwd,
+                 const std::string& state_dir, const std::vector<std::string>& args) {
+  char out_t[] = "/tmp/cardiac-e2e-out-XXXXXX";
+  char err_t[] = "/tmp/cardiac-e2e-err-XXXXXX";
+  int out_fd = mkstemp(out_t);
+  int err_fd = mkstemp(err_t);
+  unlink(out_t);
+  unlink(err_t);
+  std::vector<std::string> argv_s = {binary};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::string user_env = "USER=" + std::string(user ? user->name() : "root");
+  std::string state_env = "CARDIAC_STATE_DIR=" + state_dir;
+  std::vector<std::string> env_s = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/", user_env,
+                                    state_env, "WORK=" + cwd};
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out_fd, 1);
+    dup2(err_fd, 2);
+    if (user) {
+      if (setgroups(0, nullptr) != 0 || setgid(user->gid()) != 0 || setuid(user->uid()) != 0) {
+        _exit(120);
+      }
+    }
+    if (chdir(cwd.c_str()) != 0) _exit(121);
+    execve(argv[0], argv.data(), envp.data());
+    _exit(122);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  lseek(out_fd, 0, SEEK_SET);
+  lseek(err_fd, 0, SEEK_SET);
+  r.out = read_all(out_fd);
+  r.err = read_all(err_fd);
+  close(out_fd);
+  close(err_fd);
+  return r;
+}
+
+// The job every test runs: records "<job> <attempt> <CUDA_VISIBLE_DEVICES> <user>" in
+// $WORK/log.<job> and waits (bounded) until $WORK/go.<job> or $WORK/go.all appears.
+constexpr const char* kJobScript = R"sh(#!/bin/sh
+w="$1"
+echo "$CARDIAC_JOB_ID $CARDIAC_JOB_ATTEMPT $CUDA_VISIBLE_DEVICES $(id -un)" >> "$w/log.$CARDIAC_JOB_ID"
+i=0
+while [ ! -e "$w/go.$CARDIAC_JOB_ID" ] && [ ! -e "$w/go.all" ] && [ $i -lt 1200 ]; do
+  sleep 0.05
+  i=$((i+1))
+done
+exit 0
+)sh";
+
+class QueueE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "creates Unix users and runs jobs as them: needs root";
+    std::string tag = std::to_string(getpid() % 100000);
+    a_ = std::make_unique<TestUser>("cq" + tag + "a");
+    b_ = std::make_unique<TestUser>("cq" + tag + "b");
+    ASSERT_TRUE(a_->ok() && b_->ok()) << "useradd failed";
+    auto sc = scenario("healthy-8xh100.json");
+    // No process outside the queue on any GPU (the fixture's training processes would make
+    // GPUs 0-3 busy).
+    for (auto& d : sc["devices"]) d["processes"] = nlohmann::json::array();
+    scenario_ = sc;
+    start_agent("[queue]\nbackoff = \"100ms\"\ngrace = \"1s\"\n");
+  }
+
+  void TearDown() override {
+    if (!agent_) return;
+    std::ofstream(work_ + "/go.all").flush();
+    eventually([&] { return jobs_json(true).empty() || active_jobs() == 0; }, 15);
+    agent_.reset();
+  }
+
+  void start_agent(const std::string& extra) {
+    agent_ = std::make_unique<AgentProcess>(scenario_.dump(), extra);
+    agent_->agent_keys("interval = \"200ms\"\n");
+    chmod(agent_->dir().c_str(), 0755);  // the users reach the socket and their scripts
+    work_ = agent_->dir() + "/work";
+    mkdir(work_.c_str(), 0777);
+    chmod(work_.c_str(), 01777);
+    // The users run a copy of cardiac from here: the build tree may sit in a directory they
+    // cannot enter (CI under /root).
+    client_ = agent_->dir() + "/cardiac";
+    std::filesystem::copy_file(CARDIAC_BINARY, client_);
+    chmod(client_.c_str(), 0755);
+    script_ = work_ + "/job.sh";
+    std::ofstream(script_) << kJobScript;
+    chmod(script_.c_str(), 0755);
+    ASSERT_TRUE(agent_->start());
+    ASSERT_TRUE(eventually([&] {
+      auto s = agent_->get("/api/v1/status");
+      return s.first == 200 && s.second.find("\"gpus\"") != std::string::npos &&
+             nlohmann::json::parse(s.second)["gpus"].size() == 8;
+    }));
+  }
+
+  RunResult as(const TestUser* user, const std::vector<std::string>& args) {
+    return run_as(user, client_, work_, agent_->state_dir(), args);
+  }
+
+  // Submits the waiting job as `user`; returns its id.
+  std::int64_t submit(const TestUser* user, unsigned gpus) {
+    auto r = as(user, {"submit", "-q", "--gpus", std::to_string(gpus), "--", script_, work_});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? std::stoll(r.out) : -1;
+  }
+
+  nlohmann::json jobs_json(bool all) {
+    std::vector<std::string> args = {"queue", "--json"};
+    if (all) args.push_back("--all");
+    auto r = as(nullptr, args);
+    if (r.exit_code != 0) return nlohmann::json::array();
+    return nlohmann::json::parse(r.out);
+  }
+
+  nlohmann::json job(std::int64_t id) {
+    for (const auto& j : jobs_json(true)) {
+      if (j["id"] == id) return j;
+    }
+    return {};
+  }
+
+  std::string state(std::int64_t id) { return job(id).value("state", "?"); }
+
+  bool reaches(std::int64_t id, const std::string& want) {
+    return eventually([&] { return state(id) == want; }, 30);
+  }
+
+  int active_jobs() {
+    int n = 0;
+    for (const auto& j : jobs_json(false)) n += j["state"] == "running" ? 1 : 0;
+    return n;
+  }
+
+  void release(std::int64_t id) { std::ofstream(work_ + "/go." + std::to_string(id)).flush(); }
+
+  // Lines of $WORK/log.<id>: "<job> <attempt> <CUDA_VISIBLE_DEVICES> <user>".
+  std::vector<std::vector<std::string>> log_lines(std::int64_t id) {
+    std::vector<std::vector<std::string>> out;
+    std::istringstream in(read_text(work_ + "/log." + std::to_string(id)));
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream words(line);
+      std::vector<std::string> w;
+      std::string x;
+      while (words >> x) w.push_back(x);
+      out.push_back(w);
+    }
+    return out;
+  }
+
+  std::set<std::string> uuids_of(std::int64_t id, std::size_t attempt = 1) {
+    std::set<std::string> out;
+    auto lines = log_lines(id);
+    if (lines.size() < attempt || lines[attempt - 1].size() < 3) return out;
+    std::stringstream s(lines[attempt - 1][2]);
+    std::string u;
+    while (std::getline(s, u, ',')) out.insert(u);
+    return out;
+  }
+
+  std::string uuid_of_gpu(unsigned i) { return scenario_["devices"][i]["uuid"]; }
+
+  nlohmann::json scenario_;
+  std::unique_ptr<TestUser> a_, b_;
+  std::unique_ptr<AgentProcess> agent_;
+  std::string work_, script_, client_;
+};
+
+TEST_F(QueueE2E, TwoUsersGetDisjointGpusInFcfsOrderAndCannotTouchEachOthersJobs) {
+  auto j1 = submit(a_.get(), 4);
+  auto j2 = submit(b_.get(), 3);
+  auto j3 = submit(a_.get(), 1);
+  for (auto id : {j1, j2, j3}) ASSERT_TRUE(reaches(id, "running")) << id;
+  ASSERT_TRUE(eventually([&] { return log_lines(j3).size() == 1 && log_lines(j2).size() == 1; }));
+  // Exclusive jobs: disjoint GPU sets covering the machine, by UUID, run as their owners.
+  std::set<std::string> all;
+  std::size_t total = 0;
+  for (auto [id, n, user] :
+       {std::tuple{j1, 4u, a_.get()}, std::tuple{j2, 3u, b_.get()}, std::tuple{j3, 1u, a_.get()}}) {
+    ASSERT_TRUE(eventually([&] { return !log_lines(id).empty(); }));
+    auto u = uuids_of(id);
+    EXPECT_EQ(u.size(), n) << id;
+    EXPECT_EQ(log_lines(id)[0][3], user->name());
+    total += u.size();
+    all.insert(u.begin(), u.end());
+  }
+  EXPECT_EQ(total, 8u);
+  EXPECT_EQ(all.size(), 8u);
+  for (unsigned i = 0; i < 8; ++i) EXPECT_TRUE(all.count(uuid_of_gpu(i))) << i;
+
+  // The machine is full: these wait, in submit order.
+  auto j4 = submit(b_.get(), 1);
+  auto j5 = submit(a_.get(), 1);
+  auto j6 = submit(b_.get(), 1);
+  EXPECT_EQ(state(j4), "pending");
+
+  // Everyone may list; only the owner may cancel or read the output.
+  auto listed = as(b_.get(), {"queue"});
+  EXPECT_EQ(listed.exit_code, 0);
+  EXPECT_NE(listed.out.find(a_->name()), std::string::npos) << listed.out;
+  auto denied = as(b_.get(), {"cancel", std::to_string(j1)});
+  EXPECT_EQ(denied.exit_code, 3) << denied.out << denied.err;
+  EXPECT_NE(denied.err.find("may not cancel job " + std::to_string(j1)), std::string::npos)
+      << denied.err;
+  EXPECT_EQ(as(b_.get(), {"logs", std::to_string(j1)}).exit_code, 3);
+  EXPECT_EQ(as(b_.get(), {"hold", std::to_string(j5)}).exit_code, 3);
+  EXPECT_EQ(state(j1), "running");
+  EXPECT_EQ(state(j5), "pending");
+
+  // One GPU frees at a time: the head of the queue gets it.
+  auto j3_gpu = uuids_of(j3);
+  release(j3);
+  ASSERT_TRUE(reaches(j4, "running"));
+  EXPECT_EQ(state(j5), "pending");
+  EXPECT_EQ(state(j6), "pending");
+  ASSERT_TRUE(eventually([&] { return !log_lines(j4).empty(); }));
+  EXPECT_EQ(uuids_of(j4), j3_gpu);
+  release(j4);
+  ASSERT_TRUE(reaches(j5, "running"));
+  EXPECT_EQ(state(j6), "pending");
+  // B cancels its own pending job; A's keep their places.
+  auto cancel = as(b_.get(), {"cancel", std::to_string(j6)});
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
+  EXPECT_EQ(state(j6), "cancelled");
+  EXPECT_EQ(state(j3), "completed");
+
+  // Metrics and the API see the queue.
+  auto metrics = agent_->get("/metrics").second;
+  EXPECT_NE(metrics.find("cardiac_queue_jobs{hostname="), std::string::npos);
+  EXPECT_NE(metrics.find("state=\"running\"} 3"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("cardiac_queue_gpus_allocated{"), std::string::npos);
+  EXPECT_NE(metrics.find("cardiac_queue_wait_seconds_count{"), std::string::npos);
+  // The fake's GPUs show 0 % utilization on GPUs 4-7: allocated but idle.
+  EXPECT_NE(metrics.find("cardiac_queue_gpus_allocated_idle{"), std::string::npos);
+  auto api = nlohmann::json::parse(agent_->get("/api/v1/queue").second);
+  EXPECT_EQ(api["counts"]["running"], 3);
+  EXPECT_EQ(api["counts"]["cancelled"], 1);
+
+  auto logs = as(a_.get(), {"logs", std::to_string(j3)});
+  EXPECT_EQ(logs.exit_code, 0) << logs.err;
+}
+
+TEST_F(QueueE2E, AGpuLostMidJobIsFencedAndTheJobRequeuedOntoAHealthyGpu) {
+  auto id = submit(a_.get(), 1);
+  ASSERT_TRUE(reaches(id, "running"));
+  ASSERT_TRUE(eventually([&] { return !log_lines(id).empty(); }));
+  std::string first = *uuids_of(id).begin();
+  unsigned lost = 0;
+  for (unsigned i = 0; i < 8; ++i) {
+    if (uuid_of_gpu(i) == first) lost = i;
+  }
+  scenario_["devices"][lost]["state"] = "lost";
+  agent_->write_scenario(scenario_.dump());
+  ASSERT_TRUE(eventually([&] { return log_lines(id).size() == 2; }, 30)) << read_text(work_);
+  auto second = uuids_of(id, 2);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_NE(*second.begin(), first);
+  EXPECT_EQ(log_lines(id)[1][1], "2");  // attempt 2
+  EXPECT_EQ(state(id), "running");
+  EXPECT_EQ(job(id)["restarts"], 1);
+
+  auto fences = as(nullptr, {"fence", "list", "--json"});
+  ASSERT_EQ(fences.exit_code, 0) << fences.err;
+  auto f = nlohmann::json::parse(fences.out)["fences"];
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0]["gpu"], lost);
+  EXPECT_EQ(f[0]["uuid"], first);
+  EXPECT_TRUE(f[0]["automatic"].get<bool>());
+  EXPECT_NE(f[0]["reason"].get<std::string>().find("lost"), std::string::npos);
+  auto why = as(a_.get(), {"why", std::to_string(id)});
+  EXPECT_NE(why.out.find("requeued"), std::string::npos) << why.out;
+
+  // Users may not clear fences; root may, and hears that the GPU is still lost.
+  EXPECT_EQ(as(a_.get(), {"fence", "clear", std::to_string(lost)}).exit_code, 3);
+  auto clear = as(nullptr, {"fence", "clear", std::to_string(lost)});
+  EXPECT_EQ(clear.exit_code, 0) << clear.err;
+  EXPECT_NE(clear.err.find("still critical"), std::string::npos) << clear.err;
+}
+
+TEST_F(QueueE2E, AgentKillNineAndRestartLosesNothing) {
+  auto keeps = submit(a_.get(), 2);
+  auto ends = submit(b_.get(), 2);
+  auto waits = submit(a_.get(), 8);
+  ASSERT_TRUE(reaches(keeps, "running"));
+  ASSERT_TRUE(reaches(ends, "running"));
+  auto runner = job(keeps)["runner_pid"];
+  EXPECT_EQ(state(waits), "pending");
+  agent_->kill9();
+
+  // While no agent runs, one job finishes; its runner records the end.
+  release(ends);
+  std::string exit_file = agent_->state_dir() + "/jobs/" + std::to_string(ends) + ".exit";
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(exit_file); }));
+  ASSERT_TRUE(agent_->start());
+
+  ASSERT_TRUE(reaches(ends, "completed"));
+  EXPECT_EQ(job(ends)["exit_code"], 0);
+  EXPECT_EQ(state(keeps), "running");
+  EXPECT_EQ(job(keeps)["runner_pid"], runner);  // adopted, not restarted
+  EXPECT_EQ(job(keeps)["attempt"], 1);
+  EXPECT_EQ(state(waits), "pending");
+  auto later = submit(b_.get(), 1);
+  release(keeps);
+  ASSERT_TRUE(reaches(keeps, "completed"));
+  ASSERT_TRUE(reaches(waits, "running"));
+  release(waits);
+  ASSERT_TRUE(reaches(later, "running"));
+  release(later);
+  ASSERT_TRUE(reaches(later, "completed"));
+  std::set<std::int64_t> ids;
+  for (const auto& j : jobs_json(true)) ids.insert(j["id"].get<std::int64_t>());
+  EXPECT_EQ(ids, (std::set<std::int64_t>{keeps, ends, waits, later}));
+}
+
+TEST_F(QueueE2E, BadRequestsAreRefusedAndNothingIsQueued) {
+  struct Case {
+    std::vector<std::string> args;
+    int code;
+    std::string says;
+  };
+  std::vector<Case> cases = {
+      {{"submit", "--gpus", "9", "--", script_}, 2, "9 GPUs"},
+      {{"submit", "--gpu-mem", "100G", "--", script_}, 2, "GiB"},
+      {{"submit", "--gpu-mem", "lots", "--", script_}, 2, "not a size"},
+      {{"submit", "--time", "forever", "--", script_}, 2, "not a time limit"},
+      {{"submit", "--gpus", "2"}, 2, "no command"},
+      {{"submit", "--frobnicate", "--", script_}, 2, "--frobnicate"},
+      {{"submit", "--after", "999", "--", script_}, 2, "no such job"},
+      {{"submit", "--priority", "10", "--", script_}, 3, "priority"},
+      {{"cancel", "424242"}, 2, "no job 424242"},
+  };
+  for (const auto& c : cases) {
+    auto r = as(a_.get(), c.args);
+    EXPECT_EQ(r.exit_code, c.code) << c.args[1] << " " << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
+  EXPECT_TRUE(jobs_json(true).empty());
+}
+
+TEST_F(QueueE2E, GpusBusyOutsideTheQueueAreLeftAlone) {
+  // A process the queue did not start holds GPU 0.
+  scenario_["devices"][0]["processes"] = {{{"pid", getpid()}, {"used_memory_bytes", 1 << 30}}};
+  agent_->write_scenario(scenario_.dump());
+  ASSERT_TRUE(eventually([&] {
+    auto api = nlohmann::json::parse(agent_->get("/api/v1/queue").second);
+    return api["busy_outside"].contains("0");
+  }));
+  auto big = submit(a_.get(), 8);
+  ASSERT_TRUE(eventually([&] {
+    return job(big).value("why", "").find("GPU 0") != std::string::npos;
+  })) << job(big).dump();
+  EXPECT_EQ(state(big), "pending");
+  EXPECT_EQ(as(a_.get(), {"cancel", std::to_string(big)}).exit_code, 0);
+  auto seven = submit(b_.get(), 7);
+  ASSERT_TRUE(reaches(seven, "running"));
+  ASSERT_TRUE(eventually([&] { return !log_lines(seven).empty(); }));
+  EXPECT_FALSE(uuids_of(seven).count(uuid_of_gpu(0)));
+}
+
+}  // namespace
+}  // namespace cardiac::e2e
