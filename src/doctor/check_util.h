@@ -17,6 +17,7 @@
 #include "doctor/finding.h"
 #include "doctor/gpu_map.h"
 #include "doctor/input.h"
+#include "health/verdict.h"
 #include "host/host.h"
 #include "nvml/gpu.h"
 #include "nvml/pci.h"
@@ -94,13 +95,9 @@ inline std::string smi_target(const GpuRef& g) {
   return "<gpu>";
 }
 
-// Kernel symbols of the NVIDIA modules: nv_* / _nv* (nvidia.ko), os_* (its OS layer), uvm_*
-// (nvidia-uvm.ko). The same rule as the status verdict (health/host_verdict.cpp), so that a
-// process the status calls "stuck in the driver" is one the doctor calls so too.
-inline bool in_nvidia_driver(std::string_view wchan) {
-  return wchan.starts_with("nv_") || wchan.starts_with("_nv") || wchan.starts_with("os_") ||
-         wchan.starts_with("uvm_") || wchan.find("nvidia") != std::string_view::npos;
-}
+// The same rule as the status verdict, so that a process the status calls "stuck in the
+// driver" is one the doctor calls so too.
+using health::in_nvidia_driver;
 
 // NVIDIA GPUs on the PCI bus that this host drives (not handed to a VM through vfio-pci).
 inline std::vector<const host::PciDevice*> host_bus_gpus(const host::HostSnapshot* h) {

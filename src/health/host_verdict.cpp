@@ -52,13 +52,6 @@ void judge_disks(const host::HostSnapshot& h, Verdict& v) {
   }
 }
 
-// Kernel symbols of the NVIDIA modules: nv_* / _nv* (nvidia.ko), os_* (its OS layer),
-// uvm_* (nvidia-uvm.ko). "nvme_…" and other "nv…" names belong to other drivers.
-bool in_nvidia_driver(std::string_view wchan) {
-  return wchan.starts_with("nv_") || wchan.starts_with("_nv") || wchan.starts_with("os_") ||
-         wchan.starts_with("uvm_") || wchan.find("nvidia") != std::string_view::npos;
-}
-
 void judge_processes(const host::HostSnapshot& h, Verdict& v) {
   for (const auto& p : h.dstate_processes) {
     std::string wchan = p.wchan.value_or("");
@@ -89,6 +82,11 @@ void judge_rates(const host::HostRates& r, Verdict& v) {
 }
 
 }  // namespace
+
+bool in_nvidia_driver(std::string_view wchan) {
+  return wchan.starts_with("nv_") || wchan.starts_with("_nv") || wchan.starts_with("os_") ||
+         wchan.starts_with("uvm_") || wchan.find("nvidia") != std::string_view::npos;
+}
 
 Verdict judge_host(const host::HostSnapshot& h, const host::HostRates* rates) {
   Verdict v;

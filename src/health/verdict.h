@@ -27,6 +27,11 @@ struct Verdict {
   void add(Level l, std::string code, std::string text);
 };
 
+// Whether a kernel function a task sleeps in (its wchan) belongs to the NVIDIA modules:
+// nv_* / _nv* (nvidia.ko), os_* (its OS layer), uvm_* (nvidia-uvm.ko). "nvme_…" and other
+// "nv…" names belong to other drivers.
+bool in_nvidia_driver(std::string_view wchan);
+
 // A GPU reading on its own (health, ECC, thermal, throttling, PCIe, NVLink, power).
 Verdict judge_gpu(const nvml::GpuReading& g);
 // The host: memory, swap, disks, CPU (when rates exist), D-state processes, NIC errors.

@@ -17,9 +17,12 @@ using detail::line_error;
 // Fields after "pid (comm)": state is field 3 of stat(5); num_threads is field 20.
 constexpr std::size_t kStateIdx = 0;
 constexpr std::size_t kPpidIdx = 1;
+constexpr std::size_t kPgrpIdx = 2;
+constexpr std::size_t kSessionIdx = 3;
 constexpr std::size_t kUtimeIdx = 11;
 constexpr std::size_t kStimeIdx = 12;
 constexpr std::size_t kThreadsIdx = 17;
+constexpr std::size_t kStartTimeIdx = 19;
 
 // /proc/<pid>/stat is one short line; a bigger read means something else is there.
 constexpr std::size_t kStatMax = 4096;
@@ -49,16 +52,21 @@ Result<ProcStat> parse_proc_pid_stat(std::string_view text) {
   }
   out.state = f[kStateIdx][0];
   auto ppid = parse_i64(f[kPpidIdx]);
+  auto pgrp = parse_i64(f[kPgrpIdx]);
+  auto session = parse_i64(f[kSessionIdx]);
   auto utime = parse_u64(f[kUtimeIdx]);
   auto stime = parse_u64(f[kStimeIdx]);
   auto threads = parse_u64(f[kThreadsIdx]);
-  if (!ppid || !utime || !stime || !threads) {
+  if (!ppid || !pgrp || !session || !utime || !stime || !threads) {
     return fail(line_error(1, fmt::format("bad number in '{}'", excerpt(text.substr(close + 1)))));
   }
   out.ppid = *ppid;
+  out.pgrp = *pgrp;
+  out.session = *session;
   out.utime = *utime;
   out.stime = *stime;
   out.num_threads = *threads;
+  if (f.size() > kStartTimeIdx) out.start_ticks = parse_u64(f[kStartTimeIdx]);
   return out;
 }
 

@@ -19,9 +19,14 @@ struct ProcStat {
   std::string comm;  // without the parentheses; may contain spaces and ')'
   char state = '?';  // R, S, D, Z, T, t, X, I, ...
   std::int64_t ppid = 0;
+  std::int64_t pgrp = 0;
+  std::int64_t session = 0;
   std::uint64_t utime = 0;  // jiffies
   std::uint64_t stime = 0;  // jiffies
   std::uint64_t num_threads = 0;
+  // Field 22, clock ticks after boot: with the pid, it tells a process from a later one that
+  // reused its pid. Absent on a line cut before it.
+  std::optional<std::uint64_t> start_ticks;
 };
 
 // A task in uninterruptible sleep: the "nvidia-smi hangs" signature when wchan is in the

@@ -9,31 +9,21 @@
 #include <sstream>
 
 #include "core/strings.h"
+#include "host/processes.h"
 
 namespace cardiac::queue {
 
 std::optional<ProcStat> parse_proc_stat(std::string_view text) {
-  auto open = text.find('(');
-  auto close = text.rfind(')');
-  if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
-    return std::nullopt;
-  }
-  auto pid = parse_i64(text.substr(0, open));
-  // After ") ": state (field 3), ppid (4), pgrp (5), session (6), …, starttime (22).
-  auto fields = split_ws(text.substr(close + 1));
-  if (!pid || fields.size() < 20 || fields[0].size() != 1) return std::nullopt;
-  auto ppid = parse_i64(fields[1]);
-  auto pgrp = parse_i64(fields[2]);
-  auto session = parse_i64(fields[3]);
-  auto start = parse_i64(fields[19]);
-  if (!ppid || !pgrp || !session || !start) return std::nullopt;
+  // The host reader owns the format; the queue needs the start time as well.
+  auto h = host::parse_proc_pid_stat(text);
+  if (!h || !h->start_ticks) return std::nullopt;
   ProcStat s;
-  s.pid = static_cast<pid_t>(*pid);
-  s.state = fields[0][0];
-  s.ppid = static_cast<pid_t>(*ppid);
-  s.pgrp = static_cast<pid_t>(*pgrp);
-  s.session = static_cast<pid_t>(*session);
-  s.start_ticks = *start;
+  s.pid = static_cast<pid_t>(h->pid);
+  s.state = h->state;
+  s.ppid = static_cast<pid_t>(h->ppid);
+  s.pgrp = static_cast<pid_t>(h->pgrp);
+  s.session = static_cast<pid_t>(h->session);
+  s.start_ticks = static_cast<std::int64_t>(*h->start_ticks);
   return s;
 }
 
