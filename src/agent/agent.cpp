@@ -142,6 +142,21 @@ Status Agent::start() {
   copts.env = s.options.worker_env;
   s.collector = std::make_unique<telemetry::GpuCollector>(copts, s.clock);
 
+  // Positioned before the server answers: a line logged once /healthz says 200 is never
+  // mistaken for the backlog and skipped.
+  if (c.kmsg.enabled) {
+    kmsg::KmsgReaderOptions kopts;
+    // Records carry µs since boot; wall time at boot turns them into timestamps.
+    kopts.boot_time_ns = s.clock.now() - SystemClock::instance().monotonic();
+    s.kmsg_reader = std::make_unique<kmsg::KmsgReader>(c.kmsg.source, kopts);
+    s.file_reader = std::make_unique<kmsg::FileTailReader>(c.kmsg.source);
+    if (c.kmsg.source.starts_with("/dev/")) {
+      s.kmsg_open = s.kmsg_reader->open().has_value();
+    } else if (c.kmsg.source != "journal") {
+      (void)s.file_reader->poll();  // skips what the file already holds
+      s.kmsg_open = true;
+    }
+  }
   auto listen = config::split_listen(c.agent.listen);
   if (!listen) return fail(listen.error());
   server::ServerOptions sopts;
@@ -156,19 +171,6 @@ Status Agent::start() {
   if (!port) return fail(port.error().with_context("listen " + c.agent.listen));
   s.port = *port;
 
-  if (c.kmsg.enabled) {
-    kmsg::KmsgReaderOptions kopts;
-    // Records carry µs since boot; wall time at boot turns them into timestamps.
-    kopts.boot_time_ns = s.clock.now() - SystemClock::instance().monotonic();
-    s.kmsg_reader = std::make_unique<kmsg::KmsgReader>(c.kmsg.source, kopts);
-    s.file_reader = std::make_unique<kmsg::FileTailReader>(c.kmsg.source);
-    if (c.kmsg.source.starts_with("/dev/")) {
-      s.kmsg_open = s.kmsg_reader->open().has_value();
-    } else if (c.kmsg.source != "journal") {
-      (void)s.file_reader->poll();  // skips what the file already holds
-      s.kmsg_open = true;
-    }
-  }
   CARDIAC_TRY(start_queue(s));
   s.threads.emplace_back([&s] { run_host(s); });
   s.threads.emplace_back([&s] { run_sampler(s); });

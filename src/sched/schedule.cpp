@@ -6,6 +6,7 @@
 #include "core/format.h"
 #include "sched/capacity.h"
 #include "sched/order.h"
+#include "sched/pass.h"
 #include "sched/reasons.h"
 #include "sched/sched.h"
 #include "sched/state.h"
@@ -170,7 +171,10 @@ void fill_reasons(const Cluster& cluster, const ClusterState& state,
 
 }  // namespace
 
-ScheduleResult schedule(const Cluster& cluster, const std::vector<Job>& pending, const Usage& usage,
+namespace detail {
+
+ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& capacity,
+                        const std::vector<Job>& pending, const Usage& usage,
                         const PolicyConfig& policy, TimeNs now,
                         const std::vector<JobId>& finished_ok) {
   ScheduleResult res;
@@ -185,8 +189,6 @@ ScheduleResult schedule(const Cluster& cluster, const std::vector<Job>& pending,
     for (unsigned i : ranking.order) res.priorities.push_back(ranking.priorities[i]);
   }
 
-  ClusterState state(cluster);
-  detail::Capacity capacity(cluster);
   Deps deps(cluster, pending, finished_ok);
   std::vector<Waiting> why(pending.size());
   std::optional<unsigned> blocker;  // the job the rest wait behind (strict order)
@@ -280,6 +282,16 @@ ScheduleResult schedule(const Cluster& cluster, const std::vector<Job>& pending,
                  now, res);
   }
   return res;
+}
+
+}  // namespace detail
+
+ScheduleResult schedule(const Cluster& cluster, const std::vector<Job>& pending, const Usage& usage,
+                        const PolicyConfig& policy, TimeNs now,
+                        const std::vector<JobId>& finished_ok) {
+  ClusterState state(cluster);
+  detail::Capacity capacity(cluster);
+  return detail::run_pass(cluster, state, capacity, pending, usage, policy, now, finished_ok);
 }
 
 std::optional<TimeNs> expected_start(const Cluster& cluster, const Job& job, TimeNs now) {

@@ -64,28 +64,14 @@ ClusterState::ClusterState(const Cluster& cluster) {
 
   running_.reserve(cluster.running.size());
   for (const Running& r : cluster.running) {
-    Alloc a{.gpus = {}, .shared = r.shared, .memory = r.gpu_memory};
-    for (const NodeGpus& ng : r.placement) {
-      if (ng.node >= nodes_.size()) continue;
-      const NodeSlot& node = nodes_[ng.node];
-      for (unsigned idx : ng.gpus) {
-        // Indices are normally positions; look further only when they are not.
-        unsigned flat = node.begin + idx;
-        if (idx >= node.count || gpus_[flat].index != idx) {
-          flat = ~0u;
-          for (unsigned i = node.begin; i < node.begin + node.count; ++i) {
-            if (gpus_[i].index == idx) flat = i;
-          }
-          if (flat == ~0u) continue;
-        }
-        a.gpus.push_back(flat);
-        GpuSlot& s = gpus_[flat];
-        if (r.shared) {
-          ++s.shared_jobs;
-          s.shared_used += r.gpu_memory;
-        } else {
-          ++s.exclusive;
-        }
+    Alloc a = alloc_of(r);
+    for (unsigned flat : a.gpus) {
+      GpuSlot& g = gpus_[flat];
+      if (a.shared) {
+        ++g.shared_jobs;
+        g.shared_used += a.memory;
+      } else {
+        ++g.exclusive;
       }
     }
     running_.push_back(std::move(a));
@@ -123,6 +109,44 @@ ClusterState::ClusterState(const Cluster& cluster) {
   }
 }
 
+Alloc ClusterState::alloc_of(const Running& r) const {
+  Alloc a{.gpus = {}, .shared = r.shared, .memory = r.gpu_memory};
+  for (const NodeGpus& ng : r.placement) {
+    if (ng.node >= nodes_.size()) continue;
+    const NodeSlot& node = nodes_[ng.node];
+    for (unsigned idx : ng.gpus) {
+      // Indices are normally positions; look further only when they are not.
+      unsigned flat = node.begin + idx;
+      if (idx >= node.count || gpus_[flat].index != idx) {
+        flat = ~0u;
+        for (unsigned i = node.begin; i < node.begin + node.count; ++i) {
+          if (gpus_[i].index == idx) flat = i;
+        }
+        if (flat == ~0u) continue;
+      }
+      a.gpus.push_back(flat);
+    }
+  }
+  return a;
+}
+
+void ClusterState::adopt(Alloc a) {
+  running_.push_back(std::move(a));
+}
+
+void ClusterState::end_running(std::size_t i) {
+  release(running_[i]);
+  if (i + 1 != running_.size()) running_[i] = std::move(running_.back());
+  running_.pop_back();
+}
+
+void ClusterState::set_usable(unsigned g, bool usable, bool degraded) {
+  const GpuSlot before = gpus_[g];
+  gpus_[g].usable = usable;
+  gpus_[g].degraded = degraded;
+  update_gpu(g, before);
+}
+
 unsigned ClusterState::classes_for(std::uint64_t memory) const {
   unsigned k = 0;
   while (k < class_cap_.size() && class_cap_[k] >= memory) ++k;
@@ -135,7 +159,8 @@ void ClusterState::update_gpu(unsigned g, const GpuSlot& before) {
   NodeSlot& node = nodes_[n];
 
   const int d_free = static_cast<int>(after.is_free()) - static_cast<int>(before.is_free());
-  const int d_ok = after.degraded ? 0 : d_free;
+  const int d_ok = static_cast<int>(after.is_free() && !after.degraded) -
+                   static_cast<int>(before.is_free() && !before.degraded);
   if (d_free != 0) {
     bucket(Phase::kAll, node.cls, node.free).erase(n);
     node.free = static_cast<unsigned>(static_cast<int>(node.free) + d_free);

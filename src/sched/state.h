@@ -69,6 +69,16 @@ class ClusterState {
   [[nodiscard]] bool fits(const Need& need) const;
   void apply(const Alloc& a);
   void release(const Alloc& a);
+  // A running job's GPUs by flat index (unknown nodes or GPUs left out); nothing is applied.
+  [[nodiscard]] Alloc alloc_of(const Running& r) const;
+  // Across passes (Session): records an allocation already applied as a running job, index-
+  // aligned with the caller's Cluster::running; end_running releases one and moves the last
+  // into its place, as the caller's swap-remove does.
+  void adopt(Alloc a);
+  void end_running(std::size_t i);
+  // A GPU fenced, busy outside, healthy again or degraded, with the indexes kept right. Only
+  // for GPUs that were usable when the state was built: memory classes count those.
+  void set_usable(unsigned g, bool usable, bool degraded);
   // Makes GPUs unusable for the rest of the pass (backfill hides the head job's reserved GPUs).
   void mask(const std::vector<unsigned>& gpus);
 
