@@ -146,6 +146,20 @@ seed_kernel_log() {
   fi
 }
 
+# The route tables of the captured hosts, and the targets and tables the probe tests use.
+seed_probe_route() {
+  local out=$1 root f n=0
+  for root in $(host_roots); do
+    for f in "$root/proc/net/route" "$root/proc/net/ipv6_route"; do
+      [ -f "$f" ] || continue
+      cp "$f" "$out/route-$n"
+      n=$((n + 1))
+    done
+  done
+  c_literals "$out" test 1 '(?:parse_proc_net_route|parse_proc_net_ipv6_route|parse_probe_target)\(' \
+    src/doctor/tests/probe_test.cpp
+}
+
 seed_host() {
   local out=$1 index pairs globs root pattern f n=0
   while IFS=$'\t' read -r index pairs globs; do

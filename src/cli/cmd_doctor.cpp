@@ -145,7 +145,16 @@ int run_doctor(DoctorOptions o, Context& ctx) {
   auto input = doctor::gather(
       g, ctx.clock, sleeper, [&](std::string_view s, double f) { progress(s, f); }, skipped);
   progress.finish();
-  if (!input) return usage(input.error().what());
+  if (!input) {
+    // A named input that is missing or malformed is the user's to fix (2); one that is there
+    // but cannot be read (permissions, I/O) leaves the doctor nothing to judge (3).
+    const ErrorCode code = input.error().code;
+    if (code != ErrorCode::kIo && code != ErrorCode::kPermission) {
+      return usage(input.error().what());
+    }
+    ctx.err << "cardiac doctor: " << input.error().what() << "\n";
+    return kExitCannotRun;
+  }
 
   doctor::Report report = doctor::diagnose(*input);
   report.sources.live = !o.offline;

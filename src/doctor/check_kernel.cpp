@@ -230,6 +230,25 @@ struct XidGroup {
 
 using GroupMap = std::map<std::pair<std::string, int>, XidGroup>;
 
+// The Xid a follow-on names as its cause: "… (caused by previous Xid 31)", the phrase of
+// NVIDIA's catalog for Xid 45 (shared/reference/xid-and-kmsg.md, section 7); nullopt when the
+// message does not say.
+std::optional<int> caused_by_xid(std::string_view message) {
+  constexpr std::string_view kPhrase = "caused by previous Xid";
+  auto at = message.find(kPhrase);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view rest = message.substr(at + kPhrase.size());
+  while (!rest.empty() && (rest.front() == ' ' || rest.front() == ':')) rest.remove_prefix(1);
+  int n = 0;
+  std::size_t digits = 0;
+  while (digits < rest.size() && digits < 4 && rest[digits] >= '0' && rest[digits] <= '9') {
+    n = n * 10 + (rest[digits] - '0');
+    ++digits;
+  }
+  if (digits == 0) return std::nullopt;
+  return n;
+}
+
 GroupMap group_xids(const Analysis& a) {
   GroupMap groups;
   std::map<std::string, std::pair<std::size_t, int>> last_root;  // bus → (event, xid)
@@ -239,8 +258,17 @@ GroupMap group_xids(const Analysis& a) {
     const int code = *e.xid;
     const XidInfo info = lookup_xid(code);
     if (info.follow_on) {
-      auto it = last_root.find(e.pci_bus_id);
-      if (it != last_root.end() && follows_closely(a, it->second.first, i, kFollowWindow, 500)) {
+      // The driver's own words name the root ("caused by previous Xid 31"): they win over
+      // position, and a root that is not in the log leaves the follow-on a finding of its own.
+      if (auto named = caused_by_xid(e.message)) {
+        auto root = groups.find({e.pci_bus_id, *named});
+        if (root != groups.end() && !root->second.roots.empty() && *named != code) {
+          root->second.follow_ons.push_back(i);
+          continue;
+        }
+      } else if (auto it = last_root.find(e.pci_bus_id);
+                 it != last_root.end() &&
+                 follows_closely(a, it->second.first, i, kFollowWindow, 500)) {
         groups[{e.pci_bus_id, it->second.second}].follow_ons.push_back(i);
         continue;
       }

@@ -1,12 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "doctor/gather.h"
 
+#include <dirent.h>
+#include <sys/stat.h>
 #include <time.h>
 
+#include <cerrno>
+
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <memory>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -90,6 +98,27 @@ TimeNs read_taken_at(const RootFs& fs, TimeNs fallback) {
   if (!text) return fallback;
   auto v = parse_i64(trim(*text));
   return v ? *v : fallback;
+}
+
+// Tells the user's mistake (no such directory, or one with no proc/ in it: kNotFound or
+// kInvalidArgument) from a tree that is there but cannot be read (kPermission or kIo).
+Status check_host_tree(const std::string& root) {
+  const std::string context = "--root " + root;
+  struct stat st {};
+  if (::stat(root.c_str(), &st) != 0) return fail(Error::io(root, errno).with_context(context));
+  if (!S_ISDIR(st.st_mode)) return fail(Error::invalid("not a directory", context));
+  const std::string proc = root + "/proc";
+  if (::stat(proc.c_str(), &st) != 0) {
+    if (errno == ENOENT) {
+      return fail(
+          Error::invalid("no proc/ directory under it (and no t0/, t1/ snapshots)", context));
+    }
+    return fail(Error::io(proc, errno).with_context(context));
+  }
+  DIR* dir = ::opendir(proc.c_str());
+  if (dir == nullptr) return fail(Error::io(proc, errno).with_context(context));
+  ::closedir(dir);
+  return {};
 }
 
 // The store's raw samples since `since`, regrouped into one GpuSnapshot per sampling instant
@@ -263,6 +292,45 @@ std::vector<ProcessActivity> activity_between(const ProcTable& before, const Pro
   return out;
 }
 
+// The network probes on a thread of their own, started before the sampling window and taken
+// after it: they measure the network, not this machine's GPUs or load, so the two do not
+// disturb each other, and a window at least as long as the probes (10 × 100 ms) hides them.
+// The probe thread shares nothing with the caller but `fraction_` (atomic) and the result,
+// which the future hands over once.
+class BackgroundProbes {
+ public:
+  BackgroundProbes(std::vector<std::string> targets, std::optional<std::string> gateway,
+                   const ProbeOptions& options) {
+    auto work = [this, targets = std::move(targets), gateway = std::move(gateway), options] {
+      return run_probes(targets, gateway, options, [this](double f) { fraction_.store(f); });
+    };
+    try {
+      result_ = std::async(std::launch::async, std::move(work));
+    } catch (const std::system_error&) {
+      // Out of threads: the probes run in take(), after the window, as they would unthreaded.
+      result_ = std::async(std::launch::deferred, std::move(work));
+    }
+  }
+  BackgroundProbes(const BackgroundProbes&) = delete;
+  BackgroundProbes& operator=(const BackgroundProbes&) = delete;
+  // The future's destructor waits for the thread, so `this` outlives every use of it there.
+  ~BackgroundProbes() = default;
+
+  // Waits for the probes (ProbeOptions::deadline bounds them), reporting how far they are.
+  std::vector<ProbeResult> take(const Progress& progress) {
+    using namespace std::chrono_literals;
+    while (result_.wait_for(100ms) == std::future_status::timeout) {
+      if (progress) progress("probing", fraction_.load());
+    }
+    if (progress) progress("probing", 1.0);
+    return result_.get();
+  }
+
+ private:
+  std::atomic<double> fraction_{0};
+  std::future<std::vector<ProbeResult>> result_;
+};
+
 }  // namespace
 
 std::vector<ProcessActivity> process_activity(const FileSystem& before, const FileSystem& after,
@@ -293,10 +361,7 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
     fs = series_fs.back();
   } else {
     fs = std::make_shared<RootFs>(o.root);
-    if (!fs->exists("/proc")) {
-      return fail(Error::invalid("no proc/ directory under it (and no t0/, t1/ snapshots)",
-                                 "--root " + o.root));
-    }
+    if (auto readable = check_host_tree(o.root); !readable) return fail(readable.error());
   }
   in.fs = fs;
   auto read_host = [&]() {
@@ -322,6 +387,26 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
     auto series = history_from_store(*db, in.now, o.history);
     if (!series) return fail(series.error().with_context("--db " + o.db));
     in.history = std::move(*series);
+  }
+
+  // Network probes: the configured targets and the default gateway, running while the window
+  // samples and the kernel log is read; their results are taken at the end.
+  std::optional<BackgroundProbes> probes;
+  std::optional<std::string> probes_skipped;  // listed last, after the sources read meanwhile
+  if (!o.offline && !o.no_probe) {
+    std::optional<std::string> gateway;
+    if (o.gateway.empty()) {
+      gateway = default_gateway(*fs);
+    } else if (o.gateway != "none") {
+      gateway = o.gateway;
+    }
+    if (o.probe_targets.empty() && !gateway) {
+      probes_skipped = "network: no --probe targets and no default gateway";
+    } else {
+      probes.emplace(o.probe_targets, gateway, ProbeOptions{});
+    }
+  } else if (o.offline) {
+    probes_skipped = "network: --offline, no probes sent";
   }
 
   // Live GPU samples through the isolated worker, with host snapshots alongside.
@@ -419,25 +504,8 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
     in.kmsg_source = "store:" + o.db;
   }
 
-  // Network probes: the configured targets and the default gateway.
-  if (!o.offline && !o.no_probe) {
-    std::optional<std::string> gateway;
-    if (o.gateway.empty()) {
-      gateway = default_gateway(*fs);
-    } else if (o.gateway != "none") {
-      gateway = o.gateway;
-    }
-    if (o.probe_targets.empty() && !gateway) {
-      skipped.emplace_back("network: no --probe targets and no default gateway");
-    } else {
-      ProbeOptions popts;
-      in.probes = run_probes(o.probe_targets, gateway, popts, [&](double f) {
-        if (progress) progress("probing", f);
-      });
-    }
-  } else if (o.offline) {
-    skipped.emplace_back("network: --offline, no probes sent");
-  }
+  if (probes) in.probes = probes->take(progress);
+  if (probes_skipped) skipped.push_back(std::move(*probes_skipped));
   in.now = clock.now();
   return in;
 }

@@ -42,8 +42,12 @@ using Progress = std::function<void(std::string_view stage, double fraction)>;
 using Sleeper = std::function<void(DurationNs d)>;
 
 // Never fails for a missing part (no NVML, unreadable kernel log, no gateway): that becomes a
-// "skipped" note or a finding. Fails for bad input the user named: a --root that is not a
-// host tree, a --kmsg file that cannot be read, a --db that is not a cardiac store.
+// "skipped" note or a finding. Fails for bad input the user named: a --root that does not
+// exist or is not a host tree (kNotFound / kInvalidArgument), a --kmsg file that cannot be
+// read, a --db that is not a cardiac store; and with kPermission or kIo for a --root that is
+// there but cannot be read. The network probes run on their own thread during the sampling
+// window and the kernel-log read, and are joined before returning; `progress` is only ever
+// called on the caller's thread.
 Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sleeper& sleep,
                            const Progress& progress, std::vector<std::string>& skipped);
 

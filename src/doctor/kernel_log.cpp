@@ -335,10 +335,14 @@ Result<std::string> read_tail(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return fail(Error::io(path, errno));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
-    const int err = S_ISDIR(st.st_mode) ? EISDIR : errno;
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
     ::close(fd);
     return fail(Error::io(path, err));
+  }
+  if (S_ISDIR(st.st_mode)) {  // the wrong path named, not a log that cannot be read
+    ::close(fd);
+    return fail(Error::invalid("is a directory, not a kernel log", path));
   }
   bool cut = false;
   if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > kMaxRead) {

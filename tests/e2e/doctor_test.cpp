@@ -3,6 +3,7 @@
 // logs; each scenario gives the expected finding with category, severity and first action.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -93,27 +94,29 @@ TEST_P(DoctorScenario, GivesTheExpectedFinding) {
   EXPECT_EQ(d.run.exit_code, 1) << "findings above info exit 1";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Scenarios, DoctorScenario,
-    ::testing::Values(
-        Expect{"thermal-throttle.json", "gpu.thermal.slowdown", 1, "hardware", "warning",
-               "airflow"},
-        Expect{"ecc-dbe.json", "gpu.ecc.dbe", std::nullopt, "hardware", "critical", "reset"},
-        Expect{"gpu-lost.json", "gpu.lost", std::nullopt, "hardware", "critical", "reboot"},
-        Expect{"pcie-degraded.json", "gpu.pcie.degraded", std::nullopt, "hardware", "warning", ""},
-        Expect{"healthy-8xh100.json", "driver.dstate_nvidia", std::nullopt, "driver", "critical",
-               "reboot"},
-        Expect{"version-mismatch.json", "driver.version_mismatch", std::nullopt, "driver",
-               "critical", "eboot"},
-        Expect{"driver-not-loaded.json", "driver.not_loaded", std::nullopt, "driver", "critical",
-               "modprobe"},
-        Expect{"data-loading.json", "resources.gpu_starved", 0, "resources", "warning", "iostat",
-               kIowait}),
-    [](const ::testing::TestParamInfo<Expect>& p) {
-      std::string s = p.param.scenario.substr(0, p.param.scenario.find('.'));
-      std::replace(s.begin(), s.end(), '-', '_');
-      return s;
-    });
+INSTANTIATE_TEST_SUITE_P(Scenarios, DoctorScenario,
+                         ::testing::Values(Expect{"thermal-throttle.json", "gpu.thermal.slowdown",
+                                                  1, "hardware", "warning", "airflow"},
+                                           Expect{"ecc-dbe.json", "gpu.ecc.dbe", std::nullopt,
+                                                  "hardware", "critical", "reset"},
+                                           Expect{"gpu-lost.json", "gpu.lost", std::nullopt,
+                                                  "hardware", "critical", "reboot"},
+                                           Expect{"pcie-degraded.json", "gpu.pcie.degraded",
+                                                  std::nullopt, "hardware", "warning", "reseat"},
+                                           Expect{"healthy-8xh100.json", "driver.dstate_nvidia",
+                                                  std::nullopt, "driver", "critical", "reboot"},
+                                           Expect{"version-mismatch.json",
+                                                  "driver.version_mismatch", std::nullopt, "driver",
+                                                  "critical", "eboot"},
+                                           Expect{"driver-not-loaded.json", "driver.not_loaded",
+                                                  std::nullopt, "driver", "critical", "modprobe"},
+                                           Expect{"data-loading.json", "resources.gpu_starved", 0,
+                                                  "resources", "warning", "iostat", kIowait}),
+                         [](const ::testing::TestParamInfo<Expect>& p) {
+                           std::string s = p.param.scenario.substr(0, p.param.scenario.find('.'));
+                           std::replace(s.begin(), s.end(), '-', '_');
+                           return s;
+                         });
 
 TEST(Doctor, DataLoadingBottleneckNamesTheDiskAndTheProcess) {
   Doctor d = doctor("data-loading.json", {}, kIowait);
@@ -191,6 +194,56 @@ TEST(Doctor, PlainMachineWithoutDriverGivesAUsefulReport) {
   EXPECT_EQ(t.out.find("rror"), std::string::npos) << t.out;
 }
 
+TEST(Doctor, PlainMachineDefaultRunWithNoLibrary) {
+  // The same plain machine on every host, a real NVML installed or not: the library is forced
+  // to a path that does not exist. A library the user named is a configuration matter
+  // (telemetry reports it as library_unusable, not as "no driver installed"), so the report
+  // says so and points at the flag, while every other source is still judged. A default run,
+  // probes included; the only near target is loopback, so no real gateway is probed. The live
+  // kernel log is left out: it is this machine's, not the plain host's.
+  std::string root = plain_host();
+  auto r =
+      run_cardiac({"doctor", "--json", "--root", root, "--window", "0", "--quiet", "--nvml-lib",
+                   "/nonexistent/libnvidia-ml.so.1", "--gateway", "127.0.0.1", "--no-kmsg"});
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 1) << ids(j);
+  const auto* f = finding(j, "driver.nvml_unusable");
+  ASSERT_NE(f, nullptr) << ids(j);
+  EXPECT_EQ((*f)["category"], "driver");
+  EXPECT_EQ((*f)["severity"], "warning") << "no NVIDIA device on the bus: not critical";
+  ASSERT_FALSE((*f)["actions"].empty());
+  EXPECT_NE((*f)["actions"][0].get<std::string>().find("--nvml-lib"), std::string::npos);
+  EXPECT_EQ(j["summary"]["problems"], 1) << ids(j);
+  EXPECT_EQ(j["sources"]["gpu_samples"], 1);
+  for (const auto& s : j["sources"]["skipped"]) {
+    EXPECT_EQ(s.get<std::string>().find("network"), std::string::npos) << s;
+  }
+  EXPECT_EQ(finding(j, "network.loss"), nullptr) << ids(j);
+}
+
+TEST(Doctor, ProgressGoesToStderrUnlessQuiet) {
+  // Not a terminal here: one line per stage on stderr, never on stdout, nothing with --quiet.
+  std::string root = plain_host();
+  std::vector<std::string> args = {
+      "doctor",    "--json",    "--root",     root,
+      "--window",  "0",         "--nvml-lib", "/nonexistent/libnvidia-ml.so.1",
+      "--gateway", "127.0.0.1", "--no-kmsg"};
+  auto loud = run_cardiac(args);
+  EXPECT_EQ(loud.exit_code, 1) << loud.err;  // the named library that is not there
+  EXPECT_NE(loud.err.find("cardiac doctor: sampling"), std::string::npos) << loud.err;
+  EXPECT_NE(loud.err.find("cardiac doctor: probing"), std::string::npos) << loud.err;
+  EXPECT_FALSE(nlohmann::json::parse(loud.out, nullptr, false).is_discarded()) << loud.out;
+  EXPECT_EQ(loud.out.find("sampling"), std::string::npos);
+  EXPECT_EQ(loud.out.find("probing"), std::string::npos);
+
+  args.emplace_back("--quiet");
+  auto quiet = run_cardiac(args);
+  EXPECT_EQ(quiet.exit_code, 1) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+  EXPECT_FALSE(nlohmann::json::parse(quiet.out, nullptr, false).is_discarded()) << quiet.out;
+}
+
 TEST(Doctor, KernelLogOfflineFindsFallenOffBusWithAer) {
   auto r = run_cardiac({"doctor", "--json", "--offline", "--root", kHost, "--kmsg",
                         kFixtures + "/kmsg/xid79-aer-surprise-down.dmesg", "--quiet"});
@@ -206,6 +259,23 @@ TEST(Doctor, KernelLogOfflineFindsFallenOffBusWithAer) {
     if (e["kind"] == "xid" && e["xid"] == 79) saw_xid = true;
   }
   EXPECT_TRUE(saw_xid);
+}
+
+// The probe evidence of a responder that delays every echo by `delay_ms`: each answered
+// probe's round trip is at least that (the delay is a lower bound), in the series and the text.
+void expect_rtt_at_least(const nlohmann::json& ev, double delay_ms) {
+  EXPECT_EQ(ev["kind"], "probe") << ev.dump(2);
+  EXPECT_EQ(ev["metric"], "rtt") << ev.dump(2);
+  EXPECT_EQ(ev["unit"], "ms");
+  ASSERT_FALSE(ev["series"].empty()) << ev.dump(2);
+  for (const auto& point : ev["series"]) {
+    if (point[1].is_null()) continue;  // a lost probe has no round trip
+    EXPECT_GE(point[1].get<double>(), delay_ms) << ev.dump(2);
+  }
+  const std::string text = ev["text"];
+  auto median = text.find("median ");
+  ASSERT_NE(median, std::string::npos) << text;
+  EXPECT_GE(std::stod(text.substr(median + 7)), delay_ms) << text;
 }
 
 TEST(Doctor, NetworkLossOnOneFarTargetIsRemote) {
@@ -232,6 +302,12 @@ TEST(Doctor, NetworkLossOnOneFarTargetIsRemote) {
   EXPECT_NE(text.find("remote"), std::string::npos) << text;
   EXPECT_NE(text.find((*far_bad)->target().substr(6)), std::string::npos) << text;
   EXPECT_GT((*far_bad)->dropped(), 0U);
+  // Two of ten lost (20 %) is critical; the first step is to look at that remote host.
+  EXPECT_EQ((*f)["severity"], "critical");
+  ASSERT_FALSE((*f)["actions"].empty());
+  std::string first = (*f)["actions"][0];
+  EXPECT_EQ(first.rfind("Check 127.0.0.1 itself", 0), 0U) << first;
+  expect_rtt_at_least((*f)["evidence"][0], 20.0);
 }
 
 TEST(Doctor, NetworkLossOnEveryFarTargetIsThePath) {
@@ -240,6 +316,7 @@ TEST(Doctor, NetworkLossOnEveryFarTargetIsThePath) {
   auto near_ok = UdpEchoResponder::start({});
   EchoBehaviour lossy;
   lossy.drop_pattern = EchoBehaviour::drop_every(3);
+  lossy.delays = {15 * kNsPerMs};
   auto far_bad = UdpEchoResponder::start(lossy);
   ASSERT_TRUE(near_ok && far_bad);
   Doctor d = doctor("healthy-8xh100.json",
@@ -248,6 +325,12 @@ TEST(Doctor, NetworkLossOnEveryFarTargetIsThePath) {
   ASSERT_NE(f, nullptr) << ids(d.j) << d.run.err;
   std::string text = (*f)["title"].get<std::string>() + (*f)["explanation"].get<std::string>();
   EXPECT_NE(text.find("path"), std::string::npos) << text;
+  // Three of ten lost is critical; the first step finds the hop where the loss starts.
+  EXPECT_EQ((*f)["severity"], "critical");
+  ASSERT_FALSE((*f)["actions"].empty());
+  std::string first = (*f)["actions"][0];
+  EXPECT_NE(first.find("mtr -rwzc 100 127.0.0.1"), std::string::npos) << first;
+  expect_rtt_at_least((*f)["evidence"][0], 15.0);
 }
 
 TEST(Doctor, FormatsRenderTheSameRun) {
@@ -278,6 +361,14 @@ TEST(Doctor, BadInputNamesTheProblem) {
   EXPECT_EQ(root.exit_code, 2);
   EXPECT_NE(root.err.find("/nonexistent-root"), std::string::npos) << root.err;
 
+  auto dir_log = run_cardiac(
+      {"doctor", "--offline", "--root", kHost, "--kmsg", kFixtures + "/kmsg", "--quiet"});
+  EXPECT_EQ(dir_log.exit_code, 2) << dir_log.err;
+
+  auto no_proc = run_cardiac({"doctor", "--offline", "--root", kFixtures, "--quiet"});
+  EXPECT_EQ(no_proc.exit_code, 2) << "a directory that is not a host tree is bad input";
+  EXPECT_NE(no_proc.err.find("proc/"), std::string::npos) << no_proc.err;
+
   auto window = run_cardiac({"doctor", "--offline", "--root", kHost, "--window", "soon"});
   EXPECT_EQ(window.exit_code, 2);
   EXPECT_NE(window.err.find("--window"), std::string::npos) << window.err;
@@ -288,6 +379,30 @@ TEST(Doctor, BadInputNamesTheProblem) {
   auto db = run_cardiac({"doctor", "--offline", "--root", kHost, "--db", "/nonexistent/x.db"});
   EXPECT_EQ(db.exit_code, 2);
   EXPECT_NE(db.err.find("/nonexistent/x.db"), std::string::npos) << db.err;
+}
+
+TEST(Doctor, HostTreeThatCannotBeReadExitsThree) {
+  // The tree is there but its proc/ cannot be read: nothing to judge, exit 3. A symlink loop
+  // fails for every user; a proc/ with no permissions fails only for one without CAP_DAC_*.
+  namespace fs = std::filesystem;
+  fs::path loop = fs::path(::testing::TempDir()) / "doctor-unreadable-loop";
+  fs::remove_all(loop);
+  fs::create_directories(loop);
+  fs::create_directory_symlink("proc", loop / "proc");
+  auto r = run_cardiac({"doctor", "--offline", "--root", loop.string(), "--quiet"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find(loop.string()), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+
+  if (geteuid() != 0) {
+    fs::path locked = fs::path(::testing::TempDir()) / "doctor-unreadable-perm";
+    fs::remove_all(locked);
+    fs::create_directories(locked / "proc");
+    fs::permissions(locked / "proc", fs::perms::none);
+    auto p = run_cardiac({"doctor", "--offline", "--root", locked.string(), "--quiet"});
+    fs::permissions(locked / "proc", fs::perms::owner_all);
+    EXPECT_EQ(p.exit_code, 3) << p.err;
+  }
 }
 
 }  // namespace

@@ -256,6 +256,45 @@ TEST(CheckKernel, Xid45ChainFoldsIntoTheRootCause) {
   EXPECT_EQ(solo[0].severity, Severity::kInfo);
 }
 
+// The reference lines of one GPU (0000:61:00, shared/reference/xid-and-kmsg.md rows 27 and 12)
+// with an application Xid between them; the last line carries the catalog's "caused by
+// previous Xid N" when `cause` is given.
+std::string chain_log(const std::string& cause) {
+  std::string log =
+      "NVRM: Xid (PCI:0000:61:00): 119, pid=977823, name=nvidia-smi, Timeout waiting for RPC "
+      "from GSP! Expected function 76 (GSP_RM_CONTROL) (0x2080014b 0x5).\n"
+      "NVRM: Xid (PCI:0000:61:00): 13, pid=1496200, name=distprovers-gpu, Graphics Exception: "
+      "ESR 0x4041b0=0x0\n"
+      "NVRM: Xid (PCI:0000:61:00): 45, pid=1496200, name=distprovers-gpu, Ch 0000000a";
+  if (!cause.empty()) log += " (caused by previous Xid " + cause + ")";
+  return log + "\n";
+}
+
+TEST(CheckKernel, FollowOnNamingItsCauseFoldsIntoThatXid) {
+  // Without the reference, Xid 45 joins the Xid just before it (13).
+  auto positional = run(inline_log(chain_log("")));
+  EXPECT_EQ(find(positional, "xid.45"), nullptr) << ids(positional);
+  ASSERT_NE(find(positional, "xid.13"), nullptr) << ids(positional);
+  EXPECT_TRUE(contains(find(positional, "xid.13")->explanation, "Xid 45"));
+  ASSERT_NE(find(positional, "xid.119"), nullptr) << ids(positional);
+  EXPECT_FALSE(contains(find(positional, "xid.119")->explanation, "Xid 45"));
+
+  // With it, the driver's own words win: Xid 45 belongs to the GSP timeout.
+  auto named = run(inline_log(chain_log("119")));
+  EXPECT_EQ(find(named, "xid.45"), nullptr) << ids(named);
+  const Finding* gsp = find(named, "xid.119");
+  ASSERT_NE(gsp, nullptr) << ids(named);
+  EXPECT_TRUE(contains(gsp->explanation, "Xid 45")) << gsp->explanation;
+  ASSERT_NE(find(named, "xid.13"), nullptr) << ids(named);
+  EXPECT_FALSE(contains(find(named, "xid.13")->explanation, "Xid 45"))
+      << find(named, "xid.13")->explanation;
+
+  // Naming an Xid that is not in the log: no guess, Xid 45 stands alone.
+  auto absent = run(inline_log(chain_log("79")));
+  EXPECT_NE(find(absent, "xid.45"), nullptr) << ids(absent);
+  EXPECT_FALSE(contains(find(absent, "xid.13")->explanation, "Xid 45"));
+}
+
 TEST(CheckKernel, SameXidAfterARebootIsEscalated) {
   auto out = run(fixture("xid79-two-boots.kern.log"));
   ASSERT_EQ(out.size(), 1u) << ids(out);
