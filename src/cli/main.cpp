@@ -52,6 +52,8 @@ constexpr cardiac::cli::CommandSpec kCommands[] = {
     {"scenario", "Record this machine's NVML answers into a fake-NVML scenario file",
      cardiac::cli::register_scenario},
     {"share", "Fair-share usage and factors per user", cardiac::cli::register_share},
+    {"sim", "Simulate a GPU cluster: policies, failures, checkpoints; checkpoint advice",
+     cardiac::cli::register_sim},
     {"status", "One screen: every GPU and the host, each with a verdict",
      cardiac::cli::register_status},
     {"submit", "Queue a command for GPUs: cardiac submit --gpus 2 -- python train.py",

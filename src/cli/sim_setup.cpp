@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: Apache-2.0
+// From flags and an optional TOML file to the simulator's runs: the workload (a trace or the
+// synthetic generator), the cluster, and one run per policy of a sweep.
+#include "cli/sim_setup.h"
+
+#include <fmt/format.h>
+
+#include <toml++/toml.h>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/strings.h"
+#include "sim/synth.h"
+
+namespace cardiac::cli {
+namespace {
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else if (c != ' ') {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+// The file's keys fill only what the flags left unset.
+Status apply_file(const std::string& path, SimFlags& f) {
+  std::ifstream in(path);
+  if (!in) return fail(Error::io(path, errno));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  toml::table root;
+  try {
+    root = toml::parse(ss.str(), path);
+  } catch (const toml::parse_error& e) {
+    return fail(Error::parse(
+        std::string(e.description()),
+        fmt::format("{}:{}:{}", path, e.source().begin.line, e.source().begin.column)));
+  }
+  static const std::set<std::string> known = {
+      "trace",    "format",   "synth",      "jobs", "load", "nodes_file", "cluster",
+      "policies", "failures", "checkpoint", "seed", "days", "threads"};
+  for (const auto& [key, node] : root) {
+    const std::string k(key.str());
+    auto where =
+        fmt::format("{}:{}:{}", path, node.source().begin.line, node.source().begin.column);
+    if (!known.contains(k)) {
+      return fail(Error::parse(fmt::format("unknown key '{}'", k), where));
+    }
+    auto want_string = [&](std::string& dst) -> Status {
+      if (!node.is_string())
+        return fail(Error::parse(fmt::format("'{}' must be a string", k), where));
+      if (dst.empty() || dst == "auto") dst = *node.value<std::string>();
+      return {};
+    };
+    if (k == "policies") {
+      const toml::array* a = node.as_array();
+      if (!a) return fail(Error::parse("'policies' must be an array of strings", where));
+      std::string joined;
+      for (const auto& v : *a) {
+        if (!v.is_string())
+          return fail(Error::parse("'policies' must be an array of strings", where));
+        joined += (joined.empty() ? "" : ",") + *v.value<std::string>();
+      }
+      if (f.policy.empty()) f.policy = joined;
+    } else if (k == "jobs" || k == "seed" || k == "threads") {
+      if (!node.is_integer() || *node.value<std::int64_t>() < 0) {
+        return fail(Error::parse(fmt::format("'{}' must be a non-negative integer", k), where));
+      }
+      const auto v = *node.value<std::int64_t>();
+      if (k == "jobs" && f.jobs == 0) f.jobs = static_cast<std::size_t>(v);
+      if (k == "seed" && !f.seed_set) f.seed = static_cast<std::uint64_t>(v);
+      if (k == "threads" && f.threads == 0) f.threads = static_cast<unsigned>(v);
+    } else if (k == "load" || k == "days") {
+      if (!node.is_number())
+        return fail(Error::parse(fmt::format("'{}' must be a number", k), where));
+      const double v = *node.value<double>();
+      if (k == "load" && f.load == 0) f.load = v;
+      if (k == "days" && f.days == 0) f.days = v;
+    } else {
+      std::string* dst = k == "trace"        ? &f.trace
+                         : k == "format"     ? &f.format
+                         : k == "synth"      ? &f.synth
+                         : k == "nodes_file" ? &f.nodes_file
+                         : k == "cluster"    ? &f.cluster
+                         : k == "failures"   ? &f.failures
+                                             : &f.checkpoint;
+      CARDIAC_TRY(want_string(*dst));
+    }
+  }
+  return {};
+}
+
+Result<sim::ClusterSpec> cluster_of(const SimFlags& f, const sim::Trace& trace) {
+  if (!f.cluster.empty()) return sim::parse_cluster(f.cluster);
+  if (!f.nodes_file.empty()) {
+    auto groups = sim::load_openb_nodes(f.nodes_file);
+    if (!groups) return fail(groups.error());
+    sim::ClusterSpec spec;
+    for (const auto& g : *groups) {
+      spec.types.push_back(sim::NodeType{.model = g.model,
+                                         .gpus_per_node = g.gpus_per_node,
+                                         .count = g.count,
+                                         .gpu_memory = std::uint64_t{80} << 30});
+    }
+    // The largest nodes first: multi-node jobs and the failure topology use the first type.
+    std::stable_sort(spec.types.begin(), spec.types.end(), [](const auto& a, const auto& b) {
+      return a.gpus_per_node > b.gpus_per_node;
+    });
+    return spec;
+  }
+  // Enough 8-GPU nodes for the largest job, and for the offered load at about 80 %.
+  const sim::TraceStats st = sim::trace_stats(trace);
+  const double span_h = std::max(st.span_s / 3600, 1.0);
+  const double gpus = std::max<double>(st.max_gpus, st.total_gpu_hours / span_h / 0.8);
+  const auto nodes = static_cast<unsigned>(std::max(1.0, std::ceil(gpus / 8)));
+  return sim::parse_cluster(fmt::format("{}x8", nodes));
+}
+
+}  // namespace
+
+void add_sim_flags(CLI::App& sub, SimFlags& f) {
+  sub.add_option("--config", f.config, "TOML file with any of the flags below (flags win)");
+  sub.add_option("--trace", f.trace, "Workload trace (generic CSV or Alibaba openb)");
+  sub.add_option("--format", f.format, "Trace format: auto, generic, openb")
+      ->check(CLI::IsMember({"auto", "generic", "openb"}));
+  sub.add_option("--synth", f.synth, "Synthetic workload preset: seren, kalos, philly, helios");
+  sub.add_option("--jobs", f.jobs, "Synthetic jobs to generate");
+  sub.add_option("--load", f.load, "Synthetic offered load (GPU-hours / capacity), e.g. 0.8");
+  sub.add_option("--nodes-file", f.nodes_file, "openb node list: simulate the trace's machines");
+  sub.add_option("--cluster", f.cluster, "NODESxGPUS[:MODEL][,…][+SPARES], e.g. 2048x8+64");
+  sub.add_option("--policy", f.policy, "Policies to compare, comma-separated (fcfs,backfill,…)");
+  sub.add_option("--failures", f.failures, "Failure preset: none, llama3, rsc1, rsc1-all, rsc2");
+  sub.add_option("--checkpoint", f.checkpoint, "none, daly, young, fixed:30m [,write=…,restart=…]");
+  sub.add_option("--seed", f.seed, "Random seed")->each([&f](const std::string&) {
+    f.seed_set = true;
+  });
+  sub.add_option("--days", f.days, "Stop after this many simulated days");
+  sub.add_option("--threads", f.threads, "Runs in parallel (default: every core)");
+  sub.add_flag("--json", f.json, "JSON output");
+  sub.add_flag("-q,--quiet", f.quiet, "No progress on stderr");
+  sub.add_option("--jobs-out", f.jobs_out, "Per-job CSV file");
+  sub.add_option("--csv", f.csv, "Time-series CSV file");
+  sub.add_option("--html", f.html, "HTML report file");
+}
+
+Result<SimSetup> build_sim_setup(const SimFlags& flags) {
+  SimFlags f = flags;
+  if (!f.config.empty()) CARDIAC_TRY(apply_file(f.config, f));
+  SimSetup setup;
+  if (!f.trace.empty() && !f.synth.empty()) {
+    return fail(Error::invalid("give --trace or --synth, not both"));
+  }
+  if (!f.trace.empty()) {
+    auto t = sim::load_trace(f.trace, f.format);
+    if (!t) return fail(t.error());
+    setup.trace = std::move(*t);
+  }
+  auto cluster = Result<sim::ClusterSpec>(fail(Error::invalid("no cluster")));
+  if (!f.synth.empty() || f.trace.empty()) {
+    auto p = sim::synth_preset(f.synth.empty() ? "philly" : f.synth);
+    if (!p) return fail(p.error());
+    if (f.jobs > 0) p->jobs = f.jobs;
+    if (!f.cluster.empty()) {
+      cluster = sim::parse_cluster(f.cluster);
+      if (!cluster) return fail(cluster.error());
+      p->cluster_gpus = cluster->gpus();
+      p->max_gpus = std::min(p->max_gpus, p->cluster_gpus);
+    }
+    if (f.load > 0) p->target_load = f.load;
+    if (auto fit = sim::fit_synth(*p); !fit) return fail(fit.error());
+    setup.trace = sim::synthesize(*p, f.seed);
+  }
+  if (setup.trace.jobs.empty()) return fail(Error::invalid("the workload has no GPU jobs"));
+  if (!cluster) cluster = cluster_of(f, setup.trace);
+  if (!cluster) return fail(cluster.error());
+
+  sim::SimConfig base;
+  base.cluster = *cluster;
+  base.seed = f.seed;
+  auto failures = sim::failure_preset(f.failures.empty() ? "none" : f.failures);
+  if (!failures) return fail(failures.error());
+  base.failures = *failures;
+  auto ckpt = sim::parse_checkpoint_policy(f.checkpoint.empty() ? "none" : f.checkpoint);
+  if (!ckpt) return fail(ckpt.error());
+  base.checkpoint = *ckpt;
+  if (f.days < 0) return fail(Error::invalid("--days must not be negative"));
+  base.horizon = static_cast<TimeNs>(f.days * 86400 * 1e9);
+  const std::vector<std::string> policies = split_list(f.policy.empty() ? "fcfs" : f.policy);
+  for (const std::string& name : policies) {
+    auto p = sched::parse_policy(name);
+    if (!p) return fail(p.error().with_context("--policy"));
+    SimRun run{.label = name, .config = base};
+    run.config.policy = *p;
+    run.config.policy.explain = false;
+    setup.runs.push_back(std::move(run));
+  }
+  setup.description = {{"workload", setup.trace.source},
+                       {"jobs", setup.trace.jobs.size()},
+                       {"skipped", setup.trace.skipped},
+                       {"notes", setup.trace.notes},
+                       {"cluster_nodes", base.cluster.nodes()},
+                       {"cluster_gpus", base.cluster.gpus()},
+                       {"failures", base.failures.name},
+                       {"checkpoint", sim::describe(base.checkpoint)},
+                       {"seed", base.seed},
+                       {"days", f.days},
+                       {"policies", policies}};
+  return setup;
+}
+
+}  // namespace cardiac::cli

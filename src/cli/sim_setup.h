@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// `cardiac sim`'s flags and configuration file, turned into the runs to simulate.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "sim/engine.h"
+#include "sim/trace.h"
+
+namespace cardiac::cli {
+
+struct SimFlags {
+  std::string config;
+  std::string trace;
+  std::string format = "auto";
+  std::string synth;  // preset name
+  std::size_t jobs = 0;
+  double load = 0;
+  std::string nodes_file;  // openb node list: the cluster from the trace's own machines
+  std::string cluster;
+  std::string policy;
+  std::string failures;
+  std::string checkpoint;
+  std::uint64_t seed = 1;
+  bool seed_set = false;
+  double days = 0;
+  unsigned threads = 0;
+  bool json = false;
+  bool quiet = false;
+  std::string jobs_out, csv, html;
+};
+
+void add_sim_flags(CLI::App& sub, SimFlags& f);
+
+struct SimRun {
+  std::string label;
+  sim::SimConfig config;
+};
+
+struct SimSetup {
+  sim::Trace trace;
+  std::vector<SimRun> runs;
+  nlohmann::json description;  // what was simulated, for the reports
+};
+
+// Flags win over the configuration file; errors name the file, line and key or the flag.
+Result<SimSetup> build_sim_setup(const SimFlags& flags);
+
+}  // namespace cardiac::cli

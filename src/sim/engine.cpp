@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: Apache-2.0
+// The event loop: arrivals, ends, failures, detections, repairs and maintenance in time
+// order; one scheduling pass after every instant at which something changed.
+#include "sim/engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <queue>
+#include <unordered_set>
+
+#include "sched/session.h"
+#include "sim/engine_detail.h"
+
+namespace cardiac::sim {
+namespace {
+
+using detail::JobState;
+using detail::Phase;
+
+enum class Ev : std::uint8_t { kEnd, kDetect, kRepair, kMaintEnd, kBackfill };
+
+struct Event {
+  TimeNs time = 0;
+  std::uint64_t seq = 0;
+  Ev kind = Ev::kEnd;
+  std::uint32_t a = 0;  // job index, or flat GPU, or node
+  std::uint32_t gen = 0;
+  bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+};
+
+bool needs_usage(const sched::PolicyConfig& p) {
+  const std::string& order = p.name == "backfill" ? p.base : p.name;
+  return order == "priority" || order == "fairshare";
+}
+
+class Engine {
+ public:
+  Engine(const SimConfig& config, const std::vector<TraceJob>& trace, const Progress& progress)
+      : cfg_(config), trace_(trace), progress_(progress), session_(detail::build_nodes(config)) {}
+
+  Result<SimResult> run();
+
+ private:
+  void push(TimeNs t, Ev kind, std::uint32_t a, std::uint32_t gen = 0) {
+    events_.push(Event{.time = t, .seq = seq_++, .kind = kind, .a = a, .gen = gen});
+  }
+  void enqueue(std::uint32_t j);
+  void start(const sched::Start& s, TimeNs now);
+  void finish(std::uint32_t j, TimeNs now);
+  void interrupt(std::uint32_t j, TimeNs now, const std::string& cause, DurationNs hang);
+  void requeue(std::uint32_t j, TimeNs now);
+  void on_failure(const FailureEvent& f);
+  void take_down(unsigned gpu, TimeNs until, bool maintenance);
+  void bring_up(unsigned gpu, TimeNs now);
+  void pass(TimeNs now);
+  void sample(TimeNs now);
+  [[nodiscard]] double tau_for(unsigned gpus);
+
+  const SimConfig& cfg_;
+  const std::vector<TraceJob>& trace_;
+  const Progress& progress_;
+  sched::Session session_;
+  std::vector<JobState> jobs_;
+  std::vector<sched::Job> pending_;
+  std::unordered_set<sched::JobId> started_now_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::uint64_t seq_ = 0;
+  detail::Gpus gpus_;
+  sched::Usage usage_;
+  bool use_usage_ = false;
+  bool dirty_ = false;
+  bool blocked_ = false;  // the last pass left a job that could not start
+  bool only_arrivals_ = true;
+  std::size_t running_ = 0;
+  std::map<unsigned, double> tau_cache_;
+  detail::Accounts acc_;
+  std::vector<SeriesPoint> series_;
+  std::uint64_t step_interruptions_ = 0;
+  TimeNs last_backfill_ = std::numeric_limits<TimeNs>::min() / 2;
+  bool backfill_due_ = false;  // a backfill wake-up is queued
+};
+
+double Engine::tau_for(unsigned gpus) {
+  auto it = tau_cache_.find(gpus);
+  if (it != tau_cache_.end()) return it->second;
+  const double mtbf_s =
+      job_mttf_hours(cfg_.failures, gpus, cfg_.cluster.types.front().gpus_per_node) * 3600.0;
+  const double tau = cfg_.checkpoint.kind == CheckpointPolicy::kNone || !std::isfinite(mtbf_s)
+                         ? (cfg_.checkpoint.kind == CheckpointPolicy::kFixed
+                                ? cfg_.checkpoint.interval_s
+                                : std::numeric_limits<double>::infinity())
+                         : interval_for(cfg_.checkpoint, mtbf_s);
+  tau_cache_.emplace(gpus, tau);
+  return tau;
+}
+
+void Engine::enqueue(std::uint32_t j) {
+  JobState& s = jobs_[j];
+  const TraceJob& t = trace_[j];
+  s.phase = Phase::kPending;
+  s.tau_s = tau_for(t.gpus);
+  s.seg_restart = s.restarts > 0 ? detail::seconds_ns(cfg_.checkpoint.restart_s) : 0;
+  const detail::Segment seg = detail::plan_segment(s, t, cfg_.checkpoint);
+  pending_.push_back(detail::to_sched_job(j, t, s, cfg_, seg.wall));
+  dirty_ = true;
+}
+
+void Engine::start(const sched::Start& st, TimeNs now) {
+  const auto j = static_cast<std::uint32_t>(st.job);
+  JobState& s = jobs_[j];
+  const TraceJob& t = trace_[j];
+  s.phase = Phase::kRunning;
+  s.seg_start = now;
+  if (s.first_start < 0) s.first_start = now;
+  s.gpus.clear();
+  for (const sched::NodeGpus& ng : st.placement) {
+    for (unsigned g : ng.gpus) s.gpus.push_back(gpus_.flat(ng.node, g));
+  }
+  for (unsigned g : s.gpus) gpus_.owners[g].push_back(j);
+  ++running_;
+  const detail::Segment seg = detail::plan_segment(s, t, cfg_.checkpoint);
+  s.seg_end = now + seg.wall;
+  s.seg_timeout = seg.timeout;
+  push(s.seg_end, Ev::kEnd, j, ++s.gen);
+}
+
+void Engine::finish(std::uint32_t j, TimeNs now) {
+  JobState& s = jobs_[j];
+  const TraceJob& t = trace_[j];
+  const detail::Kept p = detail::progress_at(s, t, cfg_.checkpoint, now, /*completed=*/true);
+  acc_.charge(s, t, now - s.seg_start, p, 0);
+  s.saved = s.seg_timeout ? s.saved + p.kept : t.duration;
+  s.phase = Phase::kDone;
+  s.end = now;
+  s.timed_out = s.seg_timeout;
+  detail::release(gpus_, s, j);
+  session_.end(j);
+  --running_;
+  if (use_usage_) {
+    sched::decay_usage(usage_, now, cfg_.policy.half_life);
+    sched::charge_usage(
+        usage_, t.user,
+        static_cast<double>(t.gpus) * t.gpu_share * static_cast<double>(now - s.seg_start) / 1e9);
+  }
+  dirty_ = true;
+  only_arrivals_ = false;
+}
+
+void Engine::interrupt(std::uint32_t j, TimeNs now, const std::string& cause, DurationNs hang) {
+  JobState& s = jobs_[j];
+  if (s.phase != Phase::kRunning) return;
+  const TraceJob& t = trace_[j];
+  const detail::Kept p = detail::progress_at(s, t, cfg_.checkpoint, now, false);
+  acc_.charge(s, t, now - s.seg_start, p, hang);
+  s.saved = std::min(t.duration, s.saved + p.kept);
+  s.phase = Phase::kHung;
+  ++s.gen;  // its end event is void now
+  ++acc_.interruptions;
+  ++step_interruptions_;
+  ++acc_.by_cause[cause];
+  // The job still holds its GPUs until the failure is noticed; then it is requeued.
+  push(now + hang, Ev::kDetect, j, s.gen);
+}
+
+void Engine::requeue(std::uint32_t j, TimeNs now) {
+  JobState& s = jobs_[j];
+  const TraceJob& t = trace_[j];
+  detail::release(gpus_, s, j);
+  session_.end(j);
+  --running_;
+  if (use_usage_) {
+    sched::decay_usage(usage_, now, cfg_.policy.half_life);
+    sched::charge_usage(
+        usage_, t.user,
+        static_cast<double>(t.gpus) * t.gpu_share * static_cast<double>(now - s.seg_start) / 1e9);
+  }
+  ++s.restarts;
+  enqueue(j);
+  only_arrivals_ = false;
+}
+
+void Engine::take_down(unsigned g, TimeNs until, bool maintenance) {
+  detail::GpuState& gs = gpus_.state[g];
+  gs.down_until = std::max(gs.down_until, until);
+  if (maintenance) ++gs.maintenance;
+  if (!gs.down) {
+    gs.down = true;
+    ++gpus_.down;
+    session_.set_health(gpus_.node_of[g], gpus_.pos_of[g], sched::GpuHealth::kFenced);
+  }
+}
+
+void Engine::bring_up(unsigned g, TimeNs now) {
+  detail::GpuState& gs = gpus_.state[g];
+  if (!gs.down || gs.down_until > now || gs.maintenance > 0) return;
+  gs.down = false;
+  --gpus_.down;
+  session_.set_health(gpus_.node_of[g], gpus_.pos_of[g], sched::GpuHealth::kOk);
+  dirty_ = true;
+  only_arrivals_ = false;
+}
+
+void Engine::on_failure(const FailureEvent& f) {
+  const Component& c = cfg_.failures.components[f.component];
+  const std::vector<unsigned> hit = gpus_.hit_by(f, cfg_.cluster.nodes_per_domain);
+  if (hit.empty()) return;
+  if (f.scope == Scope::kJob) {
+    // Software: kills what runs there, takes nothing out of service.
+    std::vector<std::uint32_t> victims = gpus_.jobs_on(hit);
+    if (victims.empty()) return;
+    acc_.count_failure(c.category);
+    for (std::uint32_t j : victims) interrupt(j, f.time, c.name, cfg_.failures.detection);
+    return;
+  }
+  // A fault on hardware that is already out of service changes nothing.
+  if (std::all_of(hit.begin(), hit.end(), [&](unsigned g) { return gpus_.state[g].down; })) {
+    return;
+  }
+  acc_.count_failure(c.category);
+  for (std::uint32_t j : gpus_.jobs_on(hit)) interrupt(j, f.time, c.name, cfg_.failures.detection);
+  const TimeNs until = f.time + cfg_.failures.detection + std::max<DurationNs>(f.repair, 1);
+  for (unsigned g : hit) take_down(g, until, false);
+  push(until, Ev::kRepair, hit.front(), static_cast<std::uint32_t>(hit.size()));
+}
+
+void Engine::pass(TimeNs now) {
+  if (!dirty_ || pending_.empty()) return;
+  dirty_ = false;
+  // FCFS keeps strict submit order: jobs that arrive behind a blocked head cannot start.
+  if (blocked_ && only_arrivals_ && cfg_.policy.name == "fcfs") return;
+  only_arrivals_ = true;
+  ++acc_.passes;
+  sched::PolicyConfig policy = cfg_.policy;
+  if (policy.name == "backfill" && cfg_.backfill_interval > 0) {
+    if (now - last_backfill_ >= cfg_.backfill_interval) {
+      last_backfill_ = now;
+    } else {
+      // Between backfill passes the base order runs alone; a wake-up brings backfill back.
+      policy.name = policy.base;
+      if (!backfill_due_) {
+        backfill_due_ = true;
+        push(last_backfill_ + cfg_.backfill_interval, Ev::kBackfill, 0);
+      }
+    }
+  }
+  const sched::ScheduleResult r = session_.pass(pending_, usage_, policy, now);
+  blocked_ = r.starts.size() < pending_.size();
+  if (r.starts.empty()) return;
+  started_now_.clear();
+  for (const sched::Start& s : r.starts) {
+    started_now_.insert(s.job);
+    start(s, now);
+  }
+  std::erase_if(pending_, [&](const sched::Job& j) { return started_now_.contains(j.id); });
+}
+
+void Engine::sample(TimeNs now) {
+  SeriesPoint p;
+  p.time = now;
+  p.down_gpus = gpus_.down;
+  p.pending = pending_.size();
+  p.running = running_;
+  p.interruptions = step_interruptions_;
+  step_interruptions_ = 0;
+  for (const sched::Running& r : session_.cluster().running) {
+    const JobState& s = jobs_[static_cast<std::size_t>(r.id)];
+    unsigned n = 0;
+    for (const sched::NodeGpus& ng : r.placement) n += static_cast<unsigned>(ng.gpus.size());
+    p.allocated_gpus += n;
+    if (s.phase == Phase::kRunning && now >= s.seg_start + s.seg_restart) p.productive_gpus += n;
+  }
+  series_.push_back(p);
+}
+
+Result<SimResult> Engine::run() {
+  if (cfg_.cluster.nodes() == 0) return fail(Error::invalid("the cluster has no nodes"));
+  jobs_.resize(trace_.size());
+  gpus_ = detail::Gpus(session_.cluster());
+  use_usage_ = needs_usage(cfg_.policy);
+  usage_.updated_at = trace_.empty() ? 0 : trace_.front().submit;
+
+  const bool failures = !cfg_.failures.components.empty() || cfg_.failures.maintenance_interval > 0;
+  const TimeNs last_submit = trace_.empty() ? 0 : trace_.back().submit;
+  const TimeNs fail_horizon =
+      cfg_.horizon > 0 ? cfg_.horizon : last_submit + 3650LL * 86400 * kNsPerSec;
+  const Topology topo{.nodes = cfg_.cluster.nodes(),
+                      .gpus_per_node = cfg_.cluster.types.front().gpus_per_node,
+                      .nodes_per_domain = cfg_.cluster.nodes_per_domain};
+  FailureProcess process(cfg_.failures, topo, cfg_.seed, failures ? fail_horizon : 0);
+  std::optional<FailureEvent> next_fail = failures ? process.next() : std::nullopt;
+  std::vector<MaintenanceWindow> maint =
+      failures ? maintenance_schedule(cfg_.failures, topo, cfg_.seed, fail_horizon)
+               : std::vector<MaintenanceWindow>{};
+  std::size_t next_maint = 0;
+
+  // Every job submitted and run once without waiting: a lower bound on the run's length.
+  TimeNs span_guess = cfg_.horizon;
+  if (span_guess <= 0) {
+    for (const TraceJob& t : trace_) span_guess = std::max(span_guess, t.submit + t.duration);
+    span_guess = std::max<TimeNs>(span_guess, 1);
+  }
+  DurationNs step =
+      cfg_.series_step > 0 ? cfg_.series_step : std::max<DurationNs>(span_guess / 400, kNsPerSec);
+  TimeNs next_sample = 0;
+  std::size_t next_arrival = 0;
+  TimeNs last_progress = 0;
+  constexpr TimeNs kNever = std::numeric_limits<TimeNs>::max();
+  TimeNs now = 0;
+
+  while (true) {
+    const bool work_left = next_arrival < trace_.size() || running_ > 0 ||
+                           (!pending_.empty() && (gpus_.down > 0 || dirty_));
+    if (!work_left) break;
+    TimeNs t = kNever;
+    if (next_arrival < trace_.size()) t = std::min(t, trace_[next_arrival].submit);
+    if (!events_.empty()) t = std::min(t, events_.top().time);
+    if (next_fail) t = std::min(t, next_fail->time);
+    if (next_maint < maint.size()) t = std::min(t, maint[next_maint].start);
+    if (t == kNever) break;
+    if (cfg_.horizon > 0 && t >= cfg_.horizon) break;
+    while (next_sample <= t) {
+      sample(next_sample);
+      next_sample += step;
+      // A run far longer than foreseen: keep every other point rather than grow without end.
+      if (cfg_.series_step <= 0 && series_.size() >= 2000) {
+        detail::thin_series(series_);
+        next_sample += step;
+        step *= 2;
+      }
+    }
+    now = t;
+    // Everything at this instant first, then one pass.
+    while (next_arrival < trace_.size() && trace_[next_arrival].submit == now) {
+      enqueue(static_cast<std::uint32_t>(next_arrival++));
+      ++acc_.events;
+    }
+    while (!events_.empty() && events_.top().time == now) {
+      const Event e = events_.top();
+      events_.pop();
+      ++acc_.events;
+      switch (e.kind) {
+        case Ev::kEnd:
+          if (jobs_[e.a].phase == Phase::kRunning && jobs_[e.a].gen == e.gen) finish(e.a, now);
+          break;
+        case Ev::kDetect:
+          if (jobs_[e.a].phase == Phase::kHung && jobs_[e.a].gen == e.gen) requeue(e.a, now);
+          break;
+        case Ev::kRepair:
+          for (unsigned g = e.a; g < e.a + e.gen; ++g) bring_up(g, now);
+          break;
+        case Ev::kBackfill:
+          backfill_due_ = false;
+          dirty_ = true;
+          only_arrivals_ = false;
+          break;
+        case Ev::kMaintEnd:
+          for (unsigned g : gpus_.of_node(e.a)) {
+            --gpus_.state[g].maintenance;
+            bring_up(g, now);
+          }
+          break;
+      }
+    }
+    while (next_fail && next_fail->time == now) {
+      ++acc_.events;
+      on_failure(*next_fail);
+      next_fail = process.next();
+    }
+    while (next_maint < maint.size() && maint[next_maint].start == now) {
+      const MaintenanceWindow& w = maint[next_maint++];
+      ++acc_.events;
+      const std::vector<unsigned> node = gpus_.of_node(w.node);
+      // Planned: the scheduler drains the node; what runs there is stopped without delay.
+      for (std::uint32_t j : gpus_.jobs_on(node)) interrupt(j, now, "Planned maintenance", 0);
+      for (unsigned g : node) take_down(g, now + w.duration, true);
+      push(now + w.duration, Ev::kMaintEnd, w.node);
+    }
+    pass(now);
+    if (progress_ && now - last_progress > span_guess / 200) {
+      last_progress = now;
+      progress_(std::min(1.0, static_cast<double>(now) / static_cast<double>(span_guess)));
+    }
+  }
+  const TimeNs end = cfg_.horizon > 0 ? cfg_.horizon : now;
+  while (next_sample <= end) {
+    sample(next_sample);
+    next_sample += step;
+  }
+  if (progress_) progress_(1.0);
+
+  SimResult out;
+  out.policy = sched::policy_text(cfg_.policy);
+  out.summary = detail::summarize(cfg_, trace_, jobs_, acc_, end);
+  if (cfg_.keep_jobs) out.jobs = detail::job_records(trace_, jobs_);
+  out.series = std::move(series_);
+  return out;
+}
+
+}  // namespace
+
+Result<SimResult> simulate(const SimConfig& config, const std::vector<TraceJob>& jobs,
+                           const Progress& progress) {
+  for (std::size_t i = 1; i < jobs.size(); ++i) {
+    if (jobs[i].submit < jobs[i - 1].submit) {
+      return fail(Error::invalid("jobs must be sorted by submit time"));
+    }
+  }
+  if (config.cluster.types.empty()) return fail(Error::invalid("the cluster has no nodes"));
+  Engine e(config, jobs, progress);
+  return e.run();
+}
+
+}  // namespace cardiac::sim

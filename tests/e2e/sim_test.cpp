@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// `cardiac sim` end to end: the openb trace under several policies with every output, the
+// checkpoint advisor, and bad input that names the file, line and field.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/e2e/run_cardiac.h"
+
+namespace cardiac::e2e {
+namespace {
+
+const std::string kTraces = std::string(CARDIAC_FIXTURES_DIR) + "/traces/alibaba-openb/";
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/cardiac-sim-e2e-XXXXXX";
+  return mkdtemp(tmpl);
+}
+
+TEST(SimE2E, OpenbTraceUnderSeveralPoliciesWithEveryOutput) {
+  const std::string dir = temp_dir();
+  auto r = run_cardiac({"sim", "--trace", kTraces + "openb_pod_list_default.csv", "--nodes-file",
+                        kTraces + "openb_node_list_gpu_node.csv", "--policy", "fcfs,backfill",
+                        "--json", "--quiet", "--jobs-out", dir + "/jobs.csv", "--csv",
+                        dir + "/series.csv", "--html", dir + "/report.html"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["runs"].size(), 2u);
+  EXPECT_EQ(j["runs"][1]["label"], "backfill");
+  EXPECT_EQ(j["runs"][1]["policy"], "backfill:fcfs");
+  EXPECT_EQ(j["setup"]["cluster_gpus"], 6212);
+  EXPECT_EQ(j["runs"][0]["summary"]["jobs"], 6203);
+  EXPECT_EQ(j["runs"][0]["summary"]["completed"], 6203);
+  const std::string jobs = slurp(dir + "/jobs.csv");
+  EXPECT_EQ(jobs.substr(0, jobs.find('\n')),
+            "policy,job_id,submit_time,start_time,end_time,gpus,restarts");
+  EXPECT_EQ(std::count(jobs.begin(), jobs.end(), '\n'), 1 + 2 * 6203);
+  EXPECT_NE(slurp(dir + "/series.csv").find("fcfs,0.000,"), std::string::npos);
+  const std::string html = slurp(dir + "/report.html");
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_EQ(html.find("<script src"), std::string::npos);  // self-contained
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SimE2E, SameSeedSameTableWithFailures) {
+  std::vector<std::string> args = {
+      "sim",  "--synth",    "philly",          "--jobs",       "3000", "--cluster",
+      "64x8", "--failures", "llama3:scale=20", "--checkpoint", "daly", "--quiet"};
+  auto a = run_cardiac(args);
+  auto b = run_cardiac(args);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out.find("interruptions"), std::string::npos);
+}
+
+TEST(SimE2E, CheckpointAdvisorGivesDalysInterval) {
+  auto r = run_cardiac({"sim", "checkpoint", "--gpus", "16384", "--mtbf-gpu-hours", "50680",
+                        "--write", "60s", "--restart", "10m", "--json", "--runs", "200"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  // reliability.md 8c: 16,384 GPUs, δ = 60 s: τ 18.6 min, ETTR 0.853 at R = 10 min.
+  EXPECT_NEAR(j["daly_interval_s"].get<double>() / 60, 18.6, 0.1);
+  EXPECT_NEAR(j["ettr_daly"].get<double>(), 0.853, 0.002);
+  EXPECT_NEAR(j["monte_carlo"]["ettr"].get<double>(), 0.853, 0.02);
+}
+
+TEST(SimE2E, BadInputNamesTheFileLineAndField) {
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/t.csv") << "job_id,submit_time,gpus,duration\n1,0,2,60\n2,5,x,60\n";
+  auto r = run_cardiac({"sim", "--trace", dir + "/t.csv", "--quiet"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(dir + "/t.csv:3:3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gpus"), std::string::npos) << r.err;
+
+  std::ofstream(dir + "/c.toml") << "cluster = \"4x8\"\npolicy = \"fcfs\"\n";
+  r = run_cardiac({"sim", "--config", dir + "/c.toml", "--quiet"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(dir + "/c.toml:2:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown key 'policy'"), std::string::npos) << r.err;
+
+  r = run_cardiac({"sim", "--cluster", "4y8", "--quiet"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("'4y8'"), std::string::npos) << r.err;
+  r = run_cardiac({"sim", "--policy", "fcfs,nonsense", "--quiet"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("nonsense"), std::string::npos) << r.err;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace cardiac::e2e
