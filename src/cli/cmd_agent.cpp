@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <iostream>
 
 #include "agent/agent.h"
@@ -38,8 +39,13 @@ int run_agent(const AgentFlags& f, bool config_named, Context& ctx) {
     ctx.err << "cardiac agent: " << cfg.error().what() << "\n";
     return kExitUsage;
   }
-  // Flags win over the file.
-  if (!f.state_dir.empty()) cfg->agent.state_dir = f.state_dir;
+  // Flags win over the environment, which wins over the file: the same order the clients
+  // use to find the agent (`resolve_state_dir`), so both sides agree on the directory.
+  if (!f.state_dir.empty()) {
+    cfg->agent.state_dir = f.state_dir;
+  } else if (const char* env = std::getenv("CARDIAC_STATE_DIR"); env && *env) {
+    cfg->agent.state_dir = env;
+  }
   if (!f.listen.empty()) cfg->agent.listen = f.listen;
   if (!f.nvml_lib.empty()) cfg->nvml.library = f.nvml_lib;
   if (!f.metrics_compat.empty()) cfg->agent.metrics_compat = f.metrics_compat;
@@ -75,7 +81,8 @@ Runner register_agent(CLI::App& sub) {
   auto f = std::make_shared<AgentFlags>();
   sub.add_option("--config", f->config, "Configuration file")->capture_default_str();
   sub.add_option("--state-dir", f->state_dir,
-                 "History database and state (default /var/lib/cardiac)");
+                 "History database and state (else CARDIAC_STATE_DIR, agent.state_dir, "
+                 "/var/lib/cardiac)");
   sub.add_option("--listen", f->listen, "HTTP address:port (default 127.0.0.1:9847)");
   sub.add_option("--nvml-lib", f->nvml_lib, "NVML library to load");
   sub.add_option("--metrics-compat", f->metrics_compat, "\"dcgm\": also dcgm-exporter names")

@@ -65,7 +65,7 @@ std::string cell(std::string_view text, std::size_t width) {
 namespace {
 
 struct SubmitFlags {
-  std::string state_dir, gpu_mem, priority_text, time, name;
+  std::string state_dir, gpu_mem, priority_text, time, name, account;
   unsigned gpus = 1;
   bool shared = false, quiet = false, json = false;
   std::vector<std::string> after;
@@ -93,6 +93,7 @@ int run_submit(const SubmitFlags& f, Context& ctx) {
   if (f.gpus == 0) return usage("--gpus: at least 1");
   r.shared = f.shared;
   r.name = f.name;
+  r.account = f.account;
   if (!f.gpu_mem.empty()) {
     auto m = queue::parse_size(f.gpu_mem);
     if (!m) return usage("--gpu-mem: " + m.error().what());
@@ -255,6 +256,8 @@ Runner register_submit(CLI::App& sub) {
   sub.add_option("--time", f->time, "Time limit, e.g. 2h or 90m (SIGTERM, then SIGKILL)");
   sub.add_option("--after", f->after, "Start only after these jobs completed (ID, or ID,ID)");
   sub.add_option("--name", f->name, "Job name (default: the command's base name)");
+  sub.add_option("--account", f->account,
+                 "Fair-share account to charge (one of yours; default: your first)");
   sub.add_flag("-q,--quiet", f->quiet, "Print only the job id");
   sub.add_flag("--json", f->json, "Print the queued job as JSON");
   sub.add_option("--state-dir", f->state_dir, "The agent's state directory");

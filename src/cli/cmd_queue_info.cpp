@@ -120,10 +120,13 @@ int run_share(const SimpleFlags& f, Context& ctx) {
   ctx.out << fmt::format("{:<14} {:<12} {:>10} {:>10} {:>12} {:>10} {:>10}\n", "ACCOUNT", "USER",
                          "RAW_SHARES", "NORM_SHARE", "RAW_USAGE", "NORM_USAGE", "FAIRSHARE");
   for (const auto& r : (*answer)["rows"]) {
-    ctx.out << fmt::format("{:<14} {:<12} {:>10} {:>10} {:>12} {:>10} {:>10}\n",
-                           cell(r.value("account", ""), 14), cell(r.value("user", ""), 12),
-                           number(r["raw_shares"]), number(r["norm_shares"]),
-                           number(r["raw_usage"]), number(r["norm_usage"]), number(r["factor"]));
+    // Indented by depth in the account tree, as sshare shows it.
+    std::string account(2 * r.value("depth", 0U), ' ');
+    account += r.value("account", "");
+    ctx.out << fmt::format("{:<14} {:<12} {:>10} {:>10} {:>12} {:>10} {:>10}\n", cell(account, 14),
+                           cell(r.value("user", ""), 12), number(r["raw_shares"]),
+                           number(r["norm_shares"]), number(r["raw_usage"]),
+                           number(r["norm_usage"]), number(r["factor"]));
   }
   return kExitOk;
 }

@@ -10,6 +10,7 @@
 #include <toml++/toml.h>
 
 #include "config/agent_config.h"
+#include "config/queue_config.h"
 #include "config/toml_reader.h"
 
 #include "core/format.h"
@@ -65,19 +66,6 @@ Status read_doctor(const toml::table& t, std::string_view origin, DoctorSettings
   CARDIAC_TRY(r.only({"window", "probe"}));
   CARDIAC_TRY(r.get_duration("window", s.window));
   return r.get("probe", s.probe);
-}
-
-Status read_queue(const toml::table& t, std::string_view origin, QueueSettings& s) {
-  TableReader r(t, "queue", origin);
-  CARDIAC_TRY(r.only({"enabled", "policy", "admin_group", "retry_limit", "backoff", "grace",
-                      "count_outside_processes"}));
-  CARDIAC_TRY(r.get("enabled", s.enabled));
-  CARDIAC_TRY(r.get("policy", s.policy));
-  CARDIAC_TRY(r.get("admin_group", s.admin_group));
-  CARDIAC_TRY(r.get("retry_limit", s.retry_limit));
-  CARDIAC_TRY(r.get_duration("backoff", s.backoff));
-  CARDIAC_TRY(r.get_duration("grace", s.grace));
-  return r.get("count_outside_processes", s.count_outside_processes);
 }
 
 }  // namespace
@@ -205,6 +193,43 @@ backoff = "10s"
 grace = "10s"
 # A GPU running a process the queue did not start counts as busy.
 count_outside_processes = true
+# Fair share and the multifactor priority (policies "priority", "fairshare", "backfill:priority").
+# Fair Tree ranking of users; false: the classic factor 2^(-usage / shares / dampening).
+fair_tree = true
+# Classic only: 1 is none, larger softens the penalty for usage.
+dampening = 1.0
+# Usage (GPU-seconds of every attempt) halves every half_life.
+half_life = "7d"
+# The age factor grows from 0 to 1 over this long, counted from when a job became eligible.
+max_age = "7d"
+# The job size factor favours small jobs instead of large ones.
+favor_small = false
+# Placement spreads jobs over nodes instead of packing them (one machine: no difference).
+spread = false
+
+[queue.weights]
+# priority = age + fairshare + job_size + qos, each weight times its factor in [0, 1]; qos is
+# the job's --priority.
+age = 1000
+fairshare = 5000
+job_size = 1000
+qos = 1000
+
+# The fair-share tree: accounts with shares under a parent ("" or absent: the root), and users
+# with shares in an account. A user's first listed account is their default and carries their
+# usage; `cardiac submit --account` picks another of theirs. Users not listed get one share in
+# an account of their own.
+# [[queue.account]]
+# name = "physics"
+# shares = 40
+# [[queue.account]]
+# name = "theory"
+# parent = "physics"
+# shares = 1
+# [[queue.user]]
+# name = "alice"
+# account = "theory"
+# shares = 1
 
 # Notifiers: any number of [[notifier]] tables.
 # [[notifier]]

@@ -62,6 +62,31 @@ struct DoctorSettings {
   std::vector<std::string> probe;      // far targets: "10.0.0.1", "tcp://host:443", "udp://h:7"
 };
 
+// A fair-share account ([[queue.account]]): Slurm's account association.
+struct QueueAccount {
+  std::string name;
+  std::string parent;  // "" for a child of the root
+  double shares = 1;
+  std::string where;  // file:line:column of its table, for errors found later
+};
+
+// A user's association with an account ([[queue.user]]); a user may be in several accounts,
+// the first listed is their default (and where their usage is charged).
+struct QueueUser {
+  std::string name;
+  std::string account;
+  double shares = 1;
+  std::string where;
+};
+
+// Multifactor weights ([queue.weights]), as Slurm's PriorityWeight*.
+struct QueueWeights {
+  double age = 1000;
+  double fairshare = 5000;
+  double job_size = 1000;
+  double qos = 1000;  // the job's --priority, normalised by the largest pending one
+};
+
 // The GPU job queue the agent runs (`cardiac submit`, docs/queue.md).
 struct QueueSettings {
   bool enabled = true;
@@ -74,6 +99,17 @@ struct QueueSettings {
   DurationNs grace = 10 * kNsPerSec;    // SIGTERM to SIGKILL on cancel, time limit, fence
   // A GPU running a process the queue did not start counts as busy.
   bool count_outside_processes = true;
+  // Fair share and the multifactor priority (sched::PolicyConfig).
+  bool fair_tree = true;                             // false: classic 2^(-UE/S/d)
+  double dampening = 1;                              // classic: FairShareDampeningFactor
+  DurationNs half_life = 7 * 24 * 3600 * kNsPerSec;  // usage decay
+  DurationNs max_age = 7 * 24 * 3600 * kNsPerSec;    // age factor reaches 1 here
+  bool favor_small = false;                          // job size factor favours small jobs
+  bool spread = false;                               // placement spreads instead of packing
+  QueueWeights weights;
+  // The account tree; empty: every user has an account of their own with one share.
+  std::vector<QueueAccount> accounts;
+  std::vector<QueueUser> users;
 };
 
 struct NotifierSettings {

@@ -57,6 +57,17 @@ Status TableReader::get(std::string_view key, unsigned& out) const {
   return {};
 }
 
+Status TableReader::get_number(std::string_view key, double& out, double min) const {
+  const toml::node* n = table_.get(key);
+  if (!n) return {};
+  auto v = n->is_number() ? n->value<double>() : std::nullopt;
+  if (!v || !(*v >= min) || *v > 1e15) {
+    return fail(bad(key, *n, fmt::format("a number of at least {}", min)));
+  }
+  out = *v;
+  return {};
+}
+
 Status TableReader::get_duration(std::string_view key, DurationNs& out) const {
   const toml::node* n = table_.get(key);
   if (!n) return {};

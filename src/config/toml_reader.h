@@ -26,6 +26,8 @@ class TableReader {
   [[nodiscard]] Status get(std::string_view key, std::string& out) const;
   [[nodiscard]] Status get(std::string_view key, bool& out) const;
   [[nodiscard]] Status get(std::string_view key, unsigned& out) const;
+  // An integer or a float, at least `min`.
+  [[nodiscard]] Status get_number(std::string_view key, double& out, double min = 0) const;
   [[nodiscard]] Status get_duration(std::string_view key, DurationNs& out) const;
   [[nodiscard]] Status get(std::string_view key, std::vector<std::string>& out) const;
   [[nodiscard]] Status get(std::string_view key, std::map<std::string, std::string>& out) const;

@@ -167,6 +167,7 @@ sched::Job to_sched_job(const Job& j) {
   s.after = j.after;
   s.restarts = j.restarts;
   s.held = j.state == JobState::kHeld;
+  s.eligible_time = j.eligible_ns;
   return s;
 }
 

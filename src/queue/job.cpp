@@ -102,7 +102,8 @@ nlohmann::json to_json(const Job& j, bool detail) {
                      {"gpu_uuids", j.gpu_uuids},
                      {"attempt", j.attempt},
                      {"restarts", j.restarts},
-                     {"reason", j.reason}};
+                     {"reason", j.reason},
+                     {"eligible", opt_time(j.eligible_ns)}};
   if (!j.account.empty()) out["account"] = j.account;
   if (detail) {
     out["cwd"] = j.cwd;
@@ -171,7 +172,7 @@ nlohmann::json to_json(const SubmitRequest& r) {
   return {{"argv", r.argv},     {"env", r.env},           {"cwd", r.cwd},
           {"name", r.name},     {"gpus", r.gpus},         {"gpu_mem", r.gpu_mem},
           {"shared", r.shared}, {"priority", r.priority}, {"time_limit_ns", r.time_limit},
-          {"after", r.after}};
+          {"after", r.after},   {"account", r.account}};
 }
 
 Result<SubmitRequest> parse_submit(const nlohmann::json& j) {
@@ -203,6 +204,8 @@ Result<SubmitRequest> parse_submit(const nlohmann::json& j) {
     if (r.cwd.empty() || r.cwd[0] != '/') return bad("cwd", "must be an absolute path");
     r.name = j.value("name", std::string());
     if (r.name.size() > kMaxName) return bad("name", "longer than 128 characters");
+    r.account = j.value("account", std::string());
+    if (r.account.size() > kMaxName) return bad("account", "longer than 128 characters");
     auto gpus = j.value("gpus", std::int64_t{1});
     if (gpus < 1 || gpus > kMaxGpus) return bad("gpus", "must be between 1 and 1024");
     r.gpus = static_cast<unsigned>(gpus);

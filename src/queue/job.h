@@ -50,6 +50,7 @@ struct SubmitRequest {
   int priority = 0;
   DurationNs time_limit = 0;  // 0: none
   std::vector<JobId> after;
+  std::string account;  // fair-share account ("": the user's default)
 };
 
 struct Job {
@@ -83,6 +84,9 @@ struct Job {
   unsigned attempt = 0;                      // starts so far
   unsigned restarts = 0;                     // requeues so far
   TimeNs not_before_ns = 0;                  // backoff after a requeue
+  // When it became eligible (released from hold, dependencies met); the age factor counts
+  // from here. Unset: from submit_ns.
+  std::optional<TimeNs> eligible_ns;
   StopAction stop_action = StopAction::kNone;
   std::string reason;  // why it waits, or how it ended
 };

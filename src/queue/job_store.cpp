@@ -13,7 +13,7 @@ constexpr const char* kJobColumns =
     "id, state, user, uid, gid, groups_json, account, name, argv_json, env_json, cwd, gpus, "
     "gpu_mem, shared, priority, time_limit_ns, after_json, submit_ns, first_start_ns, start_ns, "
     "end_ns, exit_code, signal, gpu_indices_json, gpu_uuids_json, runner_pid, runner_start, "
-    "attempt, restarts, not_before_ns, stop_action, reason";
+    "attempt, restarts, not_before_ns, stop_action, reason, eligible_ns";
 
 // JSON columns are written by us; a damaged one reads as empty rather than failing the row.
 template <class T>
@@ -65,6 +65,7 @@ Job read_job(const store::Statement& st) {
   j.not_before_ns = st.column_int64(29);
   j.stop_action = parse_stop_action(st.column_text(30));
   j.reason = st.column_text(31);
+  j.eligible_ns = st.column_opt_int64(32);
   return j;
 }
 
@@ -90,14 +91,16 @@ Result<JobId> insert_job(store::Db& db, const Job& j) {
   auto st = db.prepare(
       "INSERT INTO jobs(state, user, uid, gid, groups_json, account, name, argv_json, env_json, "
       "cwd, gpus, gpu_mem, shared, priority, time_limit_ns, after_json, submit_ns, reason, "
-      "not_before_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "not_before_ns, eligible_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+      "?, "
+      "?)");
   if (!st) return fail(st.error());
   st->bind_all(job_state_name(j.state), j.user, static_cast<std::int64_t>(j.uid),
                static_cast<std::int64_t>(j.gid), json(j.groups).dump(), j.account, j.name,
                json(j.argv).dump(-1, ' ', false, json::error_handler_t::replace),
                json(j.env).dump(-1, ' ', false, json::error_handler_t::replace), j.cwd, j.gpus,
                static_cast<std::int64_t>(j.gpu_mem), j.shared, j.priority, j.time_limit,
-               json(j.after).dump(), j.submit_ns, j.reason, j.not_before_ns);
+               json(j.after).dump(), j.submit_ns, j.reason, j.not_before_ns, j.eligible_ns);
   CARDIAC_TRY(st->run());
   auto id = db.query_int64("SELECT last_insert_rowid()");
   if (!id) return fail(id.error());
@@ -108,13 +111,13 @@ Status update_job(store::Db& db, const Job& j) {
   auto st = db.prepare(
       "UPDATE jobs SET state = ?, first_start_ns = ?, start_ns = ?, end_ns = ?, exit_code = ?, "
       "signal = ?, gpu_indices_json = ?, gpu_uuids_json = ?, runner_pid = ?, runner_start = ?, "
-      "attempt = ?, restarts = ?, not_before_ns = ?, stop_action = ?, reason = ?, priority = ? "
-      "WHERE id = ?");
+      "attempt = ?, restarts = ?, not_before_ns = ?, stop_action = ?, reason = ?, priority = ?, "
+      "eligible_ns = ? WHERE id = ?");
   if (!st) return fail(st.error());
   st->bind_all(job_state_name(j.state), j.first_start_ns, j.start_ns, j.end_ns, j.exit_code,
                j.signal, json(j.gpu_indices).dump(), json(j.gpu_uuids).dump(), opt64(j.runner_pid),
                j.runner_start, j.attempt, j.restarts, j.not_before_ns,
-               stop_action_name(j.stop_action), j.reason, j.priority, j.id);
+               stop_action_name(j.stop_action), j.reason, j.priority, j.eligible_ns, j.id);
   CARDIAC_TRY(st->run());
   if (db.changes() == 0) return fail(Error::not_found(fmt::format("no job {}", j.id)));
   return {};

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The queue's tables in the agent's store (migration 4 of store/schema.cpp): jobs, their
+// The queue's tables in the agent's store (migrations 4 and 5 of store/schema.cpp): jobs, their
 // attempts, GPU fences and fair-share usage. Plain functions over a store::Db; callers group
 // them into transactions. Not thread-safe beyond what a Db connection is.
 #pragma once
@@ -18,7 +18,8 @@ namespace cardiac::queue {
 // reused, even for deleted rows.
 [[nodiscard]] Result<JobId> insert_job(store::Db& db, const Job& j);
 // Writes every mutable field of `j` (state, times, exit status, GPUs, runner, attempts,
-// backoff, stop action, reason). A job that does not exist is a not-found error.
+// backoff, stop action, reason, priority, eligibility). A job that does not exist is a not-found
+// error.
 [[nodiscard]] Status update_job(store::Db& db, const Job& j);
 [[nodiscard]] Result<std::optional<Job>> get_job(const store::Db& db, JobId id);
 // Jobs in any of `states`, oldest id first.

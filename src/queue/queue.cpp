@@ -14,6 +14,7 @@
 #include "core/format.h"
 #include "core/log.h"
 #include "core/time.h"
+#include "queue/fair_share.h"
 #include "queue/proc.h"
 #include "queue/protocol.h"
 #include "store/schema.h"
@@ -57,7 +58,7 @@ Status Queue::start() {
     e.code = ErrorCode::kInvalidArgument;
     return fail(e);
   }
-  policy_ = *policy;
+  policy_ = policy_config(*policy, s);
   auto admin = resolve_group(s.admin_group);
   if (!admin) return fail(admin.error());
   auth_.agent_uid = geteuid();

@@ -95,6 +95,14 @@ class Queue {
   void fence_and_stop(const ClusterView& v, const std::vector<Job>& running);
   void stop_job(Job& j, StopAction action, const std::string& reason);
   void schedule(const ClusterView& v, const MachineView& view);
+  // A dependency's state (nullopt: no such job) and end time, for schedule().
+  struct DepState {
+    std::optional<JobState> state;
+    TimeNs end_ns = 0;
+  };
+  DepState dep_state(JobId dep);
+  // Records that `j` became eligible at `at` (no earlier than its release), in the store.
+  void note_eligible(Job& j, TimeNs at);
   bool start_job(Job j, const std::vector<unsigned>& gpus, const ClusterView& v);
   void charge(const Job& j, TimeNs end);
   void adopt();

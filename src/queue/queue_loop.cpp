@@ -11,6 +11,7 @@
 #include "core/format.h"
 #include "core/log.h"
 #include "core/time.h"
+#include "queue/fair_share.h"
 #include "queue/proc.h"
 #include "queue/queue.h"
 #include "queue/runner.h"
@@ -314,6 +315,7 @@ sched::Usage Queue::usage_now(TimeNs now) {
   }
   if (u.updated_at == 0) u.updated_at = now;
   sched::decay_usage(u, now, policy_.half_life);
+  add_tree(u, options_.settings);
   return u;
 }
 
@@ -356,7 +358,7 @@ void Queue::schedule(const ClusterView& v, const MachineView& view) {
   }
   TimeNs now = clock_.now();
   std::map<JobId, Job> by_id;
-  std::map<JobId, std::optional<JobState>> dep_state;
+  std::map<JobId, DepState> deps;
   std::vector<sched::Job> input;
   std::set<JobId> finished_ok;
   for (auto& j : *queued) {
@@ -366,24 +368,31 @@ void Queue::schedule(const ClusterView& v, const MachineView& view) {
       continue;
     }
     std::string never;
+    bool met = true;
+    TimeNs met_at = 0;  // when the last dependency completed
     for (JobId dep : j.after) {
-      if (!dep_state.count(dep)) {
-        auto d = get_job(*db_, dep);
-        dep_state[dep] = d && *d ? std::optional<JobState>((*d)->state) : std::nullopt;
-      }
-      auto s = dep_state[dep];
-      if (s == JobState::kCompleted) {
+      if (!deps.count(dep)) deps[dep] = dep_state(dep);
+      const DepState& d = deps[dep];
+      if (d.state == JobState::kCompleted) {
         finished_ok.insert(dep);
-      } else if (!s || is_terminal(*s)) {
-        never = fmt::format("dependency {} ended {}: this job can never start (cancel it)", dep,
-                            s ? job_state_name(*s) : "missing");
+        met_at = std::max(met_at, d.end_ns);
+      } else {
+        met = false;
+        if (!d.state || is_terminal(*d.state)) {
+          never = fmt::format("dependency {} ended {}: this job can never start (cancel it)", dep,
+                              d.state ? job_state_name(*d.state) : "missing");
+        }
       }
     }
     if (!never.empty()) {
       reasons_[j.id] = never;
       continue;
     }
-    input.push_back(to_sched_job(j));
+    if (!j.after.empty() && met) note_eligible(j, met_at > 0 ? met_at : now);
+    sched::Job sj = to_sched_job(j);
+    // Waiting on a dependency accrues no age (Slurm's accrue time starts once it is met).
+    if (!met) sj.eligible_time = now;
+    input.push_back(std::move(sj));
     by_id.emplace(j.id, std::move(j));
   }
   if (input.empty()) return;
@@ -395,6 +404,20 @@ void Queue::schedule(const ClusterView& v, const MachineView& view) {
     if (it == by_id.end() || s.placement.empty()) continue;
     start_job(it->second, s.placement.front().gpus, v);
   }
+}
+
+Queue::DepState Queue::dep_state(JobId dep) {
+  auto d = get_job(*db_, dep);
+  if (!d || !*d) return {};
+  return {(*d)->state, (*d)->end_ns.value_or(0)};
+}
+
+void Queue::note_eligible(Job& j, TimeNs at) {
+  // Eligible once released and once its dependencies are met, whichever came later.
+  TimeNs eligible = std::max(j.eligible_ns.value_or(j.submit_ns), at);
+  if (j.eligible_ns == eligible) return;
+  j.eligible_ns = eligible;
+  if (auto st = update_job(*db_, j); !st) log::warn("queue: job {}: {}", j.id, st.error().what());
 }
 
 bool Queue::start_job(Job j, const std::vector<unsigned>& gpus, const ClusterView& v) {

@@ -11,6 +11,7 @@
 #include "core/time.h"
 #include "core/units.h"
 #include "nvml/pci.h"
+#include "queue/fair_share.h"
 #include "queue/queue.h"
 
 namespace cardiac::queue {
@@ -85,6 +86,9 @@ Result<nlohmann::json> Queue::op_submit(const Principal& who, const nlohmann::js
   j.priority = r->priority;
   j.time_limit = r->time_limit;
   j.after = r->after;
+  auto account = resolve_account(options_.settings, who.user, r->account);
+  if (!account) return fail(account.error());
+  j.account = std::move(*account);
   // Impossible requests are refused here, not left pending forever.
   MachineView view = view_ ? view_() : MachineView{};
   if (view.report && view.report->nvml.available) {
@@ -189,6 +193,8 @@ Result<nlohmann::json> Queue::op_hold(const Principal& who, const nlohmann::json
     }
     j->state = JobState::kPending;
     j->reason.clear();
+    // Age counts from the release: a held job accrues none (Slurm's accrue time).
+    j->eligible_ns = clock_.now();
   }
   CARDIAC_TRY(update_job(*db_, *j));
   return nlohmann::json{{"job", to_json(*j)}};
@@ -280,7 +286,22 @@ Result<nlohmann::json> Queue::op_why(const nlohmann::json& req) {
   if (!attempts) return fail(attempts.error());
   nlohmann::json a = nlohmann::json::array();
   for (const auto& at : *attempts) a.push_back(to_json(at));
-  return nlohmann::json{{"job", to_json(*j, true)}, {"explanation", lines}, {"attempts", a}};
+  nlohmann::json out{{"job", to_json(*j, true)}, {"explanation", lines}, {"attempts", a}};
+  if (j->state == JobState::kPending) {
+    for (const auto& p : last_.priorities) {
+      if (p.job != j->id) continue;
+      out["priority"] = {{"total", p.total},
+                         {"age", p.age},
+                         {"fairshare", p.fairshare},
+                         {"job_size", p.job_size},
+                         {"qos", p.qos},
+                         {"age_factor", p.age_factor},
+                         {"fairshare_factor", p.fairshare_factor},
+                         {"job_size_factor", p.job_size_factor},
+                         {"qos_factor", p.qos_factor}};
+    }
+  }
+  return out;
 }
 
 Result<nlohmann::json> Queue::op_share() {
@@ -300,9 +321,11 @@ Result<nlohmann::json> Queue::op_share() {
          {"raw_usage", r.raw_usage},
          {"norm_usage", r.norm_usage},
          {"level_fs", std::isinf(r.level_fs) ? nlohmann::json("inf") : nlohmann::json(r.level_fs)},
-         {"factor", r.factor}});
+         {"factor", r.factor},
+         {"depth", r.depth}});
   }
-  return nlohmann::json{{"policy", options_.settings.policy}, {"rows", out}};
+  return nlohmann::json{
+      {"policy", options_.settings.policy}, {"fair_tree", policy_.fair_tree}, {"rows", out}};
 }
 
 Result<nlohmann::json> Queue::op_fence(const Principal& who, const nlohmann::json& req) {

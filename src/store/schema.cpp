@@ -11,7 +11,7 @@ namespace cardiac::store {
 namespace {
 
 // Append only: a released migration never changes, a schema change is a new entry.
-constexpr std::array<std::string_view, 4> kMigrations = {
+constexpr std::array<std::string_view, 5> kMigrations = {
     // 1: the initial layout. Samples are "long" (one row per metric value) so a new metric is
     // a row in `metrics`, not a migration.
     R"sql(
@@ -191,6 +191,11 @@ CREATE TABLE queue_usage (
   total_gpu_seconds REAL NOT NULL DEFAULT 0,
   updated_ns INTEGER NOT NULL DEFAULT 0
 );
+)sql",
+    // 5: when a queued job became eligible (released from hold, its dependencies met): the
+    // multifactor age counts from here, like Slurm's accrue time. NULL: from its submit time.
+    R"sql(
+ALTER TABLE jobs ADD COLUMN eligible_ns INTEGER;
 )sql",
 };
 

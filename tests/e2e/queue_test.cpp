@@ -3,8 +3,10 @@
 // scripts that record CUDA_VISIBLE_DEVICES and wait for a file) submitted by two Unix users the
 // test creates. Exclusive GPU sets are disjoint, FCFS order holds, user B cannot cancel A's job,
 // a GPU lost mid-job is fenced and the job requeued onto a healthy GPU, an agent kill -9 and
-// restart loses nothing, and bad requests queue nothing. Needs root (to create the users and
-// run jobs as them); CI runs as root, elsewhere the tests skip.
+// restart loses nothing, bad requests queue nothing, the queue metrics count what runs, the
+// priority and fairshare policies order jobs, and the agent takes its state directory from
+// CARDIAC_STATE_DIR. Needs root (to create the users and run jobs as them); CI runs as root,
+// elsewhere those tests skip (the state-directory test needs no root).
 #include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
@@ -13,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <map>
+#include <optional>
 #include <set>
 
 #include "tests/e2e/agent_support.h"
@@ -109,6 +113,10 @@ done
 exit 0
 )sh";
 
+std::string fmt_state(const std::string& s) {
+  return "state=\"" + s + "\"";
+}
+
 class QueueE2E : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -122,8 +130,11 @@ class QueueE2E : public ::testing::Test {
     // GPUs 0-3 busy).
     for (auto& d : sc["devices"]) d["processes"] = nlohmann::json::array();
     scenario_ = sc;
-    start_agent("[queue]\nbackoff = \"100ms\"\ngrace = \"1s\"\n");
+    start_agent("[queue]\nbackoff = \"100ms\"\ngrace = \"1s\"\n" + queue_keys());
   }
+
+  // More [queue] keys for a fixture's agent (the policy).
+  virtual std::string queue_keys() { return ""; }
 
   void TearDown() override {
     if (!agent_) return;
@@ -159,11 +170,29 @@ class QueueE2E : public ::testing::Test {
     return run_as(user, client_, work_, agent_->state_dir(), args);
   }
 
-  // Submits the waiting job as `user`; returns its id.
-  std::int64_t submit(const TestUser* user, unsigned gpus) {
-    auto r = as(user, {"submit", "-q", "--gpus", std::to_string(gpus), "--", script_, work_});
+  // Submits the waiting job as `user` with more submit options; returns its id.
+  std::int64_t submit(const TestUser* user, unsigned gpus,
+                      const std::vector<std::string>& options = {}) {
+    std::vector<std::string> args = {"submit", "-q", "--gpus", std::to_string(gpus)};
+    args.insert(args.end(), options.begin(), options.end());
+    args.insert(args.end(), {"--", script_, work_});
+    auto r = as(user, args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return r.exit_code == 0 ? std::stoll(r.out) : -1;
+  }
+
+  // The value of the first /metrics series of `name` whose labels include `label`.
+  std::optional<double> metric(const std::string& name, const std::string& label = "") {
+    std::istringstream in(agent_->get("/metrics").second);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind(name + "{", 0) != 0 && line.rfind(name + " ", 0) != 0) continue;
+      auto brace = line.find('}');
+      std::string labels = brace == std::string::npos ? "" : line.substr(0, brace);
+      if (!label.empty() && labels.find(label) == std::string::npos) continue;
+      return std::stod(line.substr(line.rfind(' ') + 1));
+    }
+    return std::nullopt;
   }
 
   nlohmann::json jobs_json(bool all) {
@@ -286,17 +315,28 @@ TEST_F(QueueE2E, TwoUsersGetDisjointGpusInFcfsOrderAndCannotTouchEachOthersJobs)
   EXPECT_EQ(state(j6), "cancelled");
   EXPECT_EQ(state(j3), "completed");
 
-  // Metrics and the API see the queue.
-  auto metrics = agent_->get("/metrics").second;
-  EXPECT_NE(metrics.find("cardiac_queue_jobs{hostname="), std::string::npos);
-  EXPECT_NE(metrics.find("state=\"running\"} 3"), std::string::npos) << metrics;
-  EXPECT_NE(metrics.find("cardiac_queue_gpus_allocated{"), std::string::npos);
-  EXPECT_NE(metrics.find("cardiac_queue_wait_seconds_count{"), std::string::npos);
-  // The fake's GPUs show 0 % utilization on GPUs 4-7: allocated but idle.
-  EXPECT_NE(metrics.find("cardiac_queue_gpus_allocated_idle{"), std::string::npos);
+  // Metrics and the API see the queue. Running: j1 (4 GPUs), j2 (3), j5 (1), so all 8 GPUs
+  // are allocated; j7 waits. The scenario has GPUs 0-3 at 94-97 % and GPUs 4-7 at 0 %
+  // utilization, so four allocated GPUs are idle.
+  auto j7 = submit(a_.get(), 1);
+  EXPECT_EQ(state(j7), "pending");
+  auto jobs_in = [&](const char* s) { return metric("cardiac_queue_jobs", fmt_state(s)); };
+  ASSERT_TRUE(eventually([&] { return metric("cardiac_queue_gpus_allocated_idle") == 4.0; }))
+      << agent_->get("/metrics").second;
+  EXPECT_EQ(jobs_in("running"), 3.0);
+  EXPECT_EQ(jobs_in("pending"), 1.0);
+  EXPECT_EQ(jobs_in("completed"), 2.0);  // j3, j4
+  EXPECT_EQ(jobs_in("cancelled"), 1.0);
+  EXPECT_EQ(metric("cardiac_queue_gpus_allocated"), 8.0);
+  EXPECT_EQ(metric("cardiac_queue_gpus_fenced"), 0.0);
+  // j1-j5 started (j6 was cancelled while pending, j7 waits).
+  EXPECT_EQ(metric("cardiac_queue_wait_seconds_count"), 5.0);
   auto api = nlohmann::json::parse(agent_->get("/api/v1/queue").second);
   EXPECT_EQ(api["counts"]["running"], 3);
+  EXPECT_EQ(api["counts"]["pending"], 1);
   EXPECT_EQ(api["counts"]["cancelled"], 1);
+  EXPECT_EQ(api["gpus_allocated"], 8);
+  EXPECT_EQ(api["gpus_allocated_idle"], 4);
 
   auto logs = as(a_.get(), {"logs", std::to_string(j3)});
   EXPECT_EQ(logs.exit_code, 0) << logs.err;
@@ -417,6 +457,96 @@ TEST_F(QueueE2E, GpusBusyOutsideTheQueueAreLeftAlone) {
   ASSERT_TRUE(reaches(seven, "running"));
   ASSERT_TRUE(eventually([&] { return !log_lines(seven).empty(); }));
   EXPECT_FALSE(uuids_of(seven).count(uuid_of_gpu(0)));
+}
+
+class QueuePriorityE2E : public QueueE2E {
+  std::string queue_keys() override { return "policy = \"priority\"\n"; }
+};
+
+TEST_F(QueuePriorityE2E, TheHigherPriorityJobStartsFirst) {
+  auto blocker = submit(b_.get(), 8);
+  ASSERT_TRUE(reaches(blocker, "running"));
+  // The same user, so fair share is equal; users may only lower their priority below 0.
+  auto low = submit(a_.get(), 8, {"--priority", "-500"});
+  auto high = submit(a_.get(), 8, {"--priority", "-10"});
+  EXPECT_EQ(state(low), "pending");
+  EXPECT_EQ(state(high), "pending");
+  release(blocker);
+  ASSERT_TRUE(reaches(high, "running"));
+  EXPECT_EQ(state(low), "pending");
+  auto why = as(a_.get(), {"why", std::to_string(low), "--json"});
+  ASSERT_EQ(why.exit_code, 0) << why.err;
+  auto w = nlohmann::json::parse(why.out);
+  EXPECT_EQ(w["priority"]["qos_factor"], 0.0) << w;  // the lowest pending priority
+  release(high);
+  ASSERT_TRUE(reaches(low, "running"));
+}
+
+class QueueFairShareE2E : public QueueE2E {
+  std::string queue_keys() override { return "policy = \"fairshare\"\n"; }
+};
+
+TEST_F(QueueFairShareE2E, TheUserWhoUsedLessStartsFirst) {
+  // A builds usage: one GPU, run until the test lets it end.
+  auto used = submit(a_.get(), 1);
+  ASSERT_TRUE(reaches(used, "running"));
+  ASSERT_TRUE(eventually([&] { return !log_lines(used).empty(); }));
+  release(used);
+  ASSERT_TRUE(reaches(used, "completed"));
+  // Root holds every GPU while both users queue; A first.
+  auto blocker = submit(nullptr, 8);
+  ASSERT_TRUE(reaches(blocker, "running"));
+  auto a_job = submit(a_.get(), 8);
+  auto b_job = submit(b_.get(), 8);
+  auto share = as(nullptr, {"share", "--json"});
+  ASSERT_EQ(share.exit_code, 0) << share.err;
+  std::map<std::string, double> usage;
+  const auto rows = nlohmann::json::parse(share.out)["rows"];
+  for (const auto& r : rows) {
+    auto user = r["user"].get<std::string>();
+    if (!user.empty()) usage[user] = r["raw_usage"].get<double>();
+  }
+  EXPECT_GT(usage[a_->name()], 0) << share.out;
+  EXPECT_EQ(usage[b_->name()], 0) << share.out;
+  release(blocker);
+  ASSERT_TRUE(reaches(b_job, "running"));
+  EXPECT_EQ(state(a_job), "pending");
+  release(b_job);
+  ASSERT_TRUE(reaches(a_job, "running"));
+}
+
+// `cardiac agent` finds its state directory as the clients do: --state-dir, else
+// CARDIAC_STATE_DIR, else agent.state_dir of the file. Needs no root.
+TEST(AgentStateDir, TheEnvironmentBeatsTheFileAndTheFlagBeatsBoth) {
+  auto sc = scenario("healthy-8xh100.json");
+  AgentProcess files(sc.dump(), "");  // its configuration names <dir>/state
+  const std::string env_dir = files.dir() + "/from-env";
+  const std::string flag_dir = files.dir() + "/from-flag";
+  // Runs the agent until it answers, checks that a client using `client_dir` reaches its
+  // queue, then stops it.
+  auto serve = [&](const std::vector<std::string>& flags, const std::string& client_dir) {
+    SpawnOptions o;
+    o.argv = {CARDIAC_BINARY, "agent", "--config", files.config_path()};
+    o.argv.insert(o.argv.end(), flags.begin(), flags.end());
+    o.env = {{"CARDIAC_FAKE_NVML_SCENARIO", files.dir() + "/scenario.json"},
+             {"CARDIAC_STATE_DIR", env_dir}};
+    o.pipe_stdin = false;
+    o.pipe_stdout = false;
+    auto child = Child::spawn(o);
+    if (!child) return false;
+    bool up = eventually([&] { return files.get("/healthz").first == 200; });
+    auto r = run_as(nullptr, CARDIAC_BINARY, "/", client_dir, {"queue", "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    child->signal(SIGTERM);
+    child->wait();
+    return up;
+  };
+  ASSERT_TRUE(serve({}, env_dir));
+  EXPECT_TRUE(std::filesystem::exists(env_dir + "/cardiac.db"));
+  EXPECT_FALSE(std::filesystem::exists(files.state_dir() + "/cardiac.db"));
+  ASSERT_TRUE(serve({"--state-dir", flag_dir}, flag_dir));
+  EXPECT_TRUE(std::filesystem::exists(flag_dir + "/cardiac.db"));
+  EXPECT_FALSE(std::filesystem::exists(files.state_dir() + "/cardiac.db"));
 }
 
 }  // namespace

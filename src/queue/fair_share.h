@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// The live queue's side of fair share: the scheduler's policy parameters and account tree from
+// the [queue] settings, and which account a submitted job is charged to.
+#pragma once
+
+#include <string>
+
+#include "config/config.h"
+#include "core/result.h"
+#include "sched/sched.h"
+
+namespace cardiac::queue {
+
+// `parsed` (from sched::parse_policy) with the settings' fair-share, weight and placement
+// parameters applied.
+sched::PolicyConfig policy_config(sched::PolicyConfig parsed, const config::QueueSettings& s);
+
+// Adds the settings' accounts and user associations to `u` (its usage is left alone).
+void add_tree(sched::Usage& u, const config::QueueSettings& s);
+
+// The account a job of `user` goes to. `requested` empty: the user's first listed account, or
+// "" when they have none (the scheduler then gives them an account of their own). Otherwise
+// it must be one of the user's accounts; the error (kInvalidArgument) says which they have, or
+// that no accounts are configured.
+Result<std::string> resolve_account(const config::QueueSettings& s, const std::string& user,
+                                    const std::string& requested);
+
+}  // namespace cardiac::queue

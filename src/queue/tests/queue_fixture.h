@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+// The queue in-process for tests: a temporary state directory, a hand-made machine view the
+// test changes, the request helpers, and real runners started from the cardiac binary.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include "queue/queue.h"
+#include "queue/tests/test_support.h"
+
+namespace cardiac::queue::testing {
+
+class QueueFixture : public ::testing::Test {
+ protected:
+  void SetUp() override { view_.report = make_report(4); }
+  void TearDown() override {
+    // Let every job script finish, then stop.
+    std::ofstream(dir_.file("go")).flush();
+    if (q_) {
+      eventually([&] { return list(false).empty(); }, 10);
+      q_->stop();
+    }
+  }
+
+  // Starts the queue on `clock_` with a short backoff and grace.
+  void start(config::QueueSettings s = {}) {
+    s.backoff = 50 * kNsPerMs;
+    s.grace = 500 * kNsPerMs;
+    QueueOptions o;
+    o.state_dir = dir_.file("state");
+    o.executable = CARDIAC_BINARY;
+    o.settings = s;
+    o.tick = 50 * kNsPerMs;
+    q_ = std::make_unique<Queue>(o, *clock_, [this] {
+      std::lock_guard lock(mu_);
+      return view_;
+    });
+    auto st = q_->start();
+    ASSERT_TRUE(st) << st.error().what();
+  }
+
+  void set_view(const std::function<void(health::StatusReport&)>& change) {
+    std::lock_guard lock(mu_);
+    auto next = std::make_shared<health::StatusReport>(*view_.report);
+    change(*next);
+    view_.report = next;
+  }
+
+  nlohmann::json call(const nlohmann::json& req, const Principal& who = testing::self_principal()) {
+    return q_->handle(who, req);
+  }
+
+  // A script that waits (bounded) for the file `go`, appending its job id to `order` first.
+  std::vector<std::string> waiter() const {
+    return {"sh", "-c",
+            "echo $CARDIAC_JOB_ID >> " + dir_.file("order") + "; echo $CUDA_VISIBLE_DEVICES > " +
+                dir_.file("cvd") + ".$CARDIAC_JOB_ID.$CARDIAC_JOB_ATTEMPT; i=0; while [ ! -e " +
+                dir_.file("go") + " ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done"};
+  }
+
+  nlohmann::json submit_req(std::vector<std::string> argv, unsigned gpus = 1) const {
+    SubmitRequest r;
+    r.argv = std::move(argv);
+    r.env = {{"PATH", "/usr/bin:/bin"}};
+    r.cwd = dir_.path();
+    r.gpus = gpus;
+    return {{"op", "submit"}, {"job", to_json(r)}};
+  }
+
+  JobId submit(std::vector<std::string> argv, unsigned gpus = 1) {
+    auto r = call(submit_req(std::move(argv), gpus));
+    EXPECT_TRUE(r.value("ok", false)) << r.dump();
+    return r.value("id", JobId{0});
+  }
+
+  nlohmann::json list(bool all) {
+    auto r = call({{"op", "list"}, {"all", all}});
+    return r.value("jobs", nlohmann::json::array());
+  }
+
+  nlohmann::json job(JobId id) {
+    auto r = call({{"op", "why"}, {"id", id}});
+    return r;
+  }
+
+  std::string state(JobId id) { return job(id)["job"].value("state", "?"); }
+
+  bool reaches(JobId id, const std::string& want) {
+    return eventually([&] { return state(id) == want; });
+  }
+
+  TempDir dir_;
+  const Clock* clock_ = &SystemClock::instance();  // set before start()
+  std::mutex mu_;
+  MachineView view_;
+  std::unique_ptr<Queue> q_;
+};
+
+}  // namespace cardiac::queue::testing
