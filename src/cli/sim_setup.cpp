@@ -61,24 +61,56 @@ Status apply_file(const std::string& path, SimFlags& f) {
       if (dst.empty() || dst == "auto") dst = *node.value<std::string>();
       return {};
     };
-    if (k == "policies") {
-      const toml::array* a = node.as_array();
-      if (!a) return fail(Error::parse("'policies' must be an array of strings", where));
-      std::string joined;
-      for (const auto& v : *a) {
-        if (!v.is_string())
-          return fail(Error::parse("'policies' must be an array of strings", where));
-        joined += (joined.empty() ? "" : ",") + *v.value<std::string>();
+    // A string or an array of strings; flags given on the command line win.
+    auto strings = [&](std::vector<std::string>& dst) -> Status {
+      std::vector<std::string> v;
+      if (node.is_string()) {
+        v.push_back(*node.value<std::string>());
+      } else if (const toml::array* a = node.as_array()) {
+        for (const auto& e : *a) {
+          if (!e.is_string()) {
+            return fail(Error::parse(fmt::format("'{}' must be a string or strings", k), where));
+          }
+          v.push_back(*e.value<std::string>());
+        }
+      } else {
+        return fail(Error::parse(fmt::format("'{}' must be a string or strings", k), where));
       }
-      if (f.policy.empty()) f.policy = joined;
-    } else if (k == "jobs" || k == "seed" || k == "threads") {
+      if (dst.empty()) dst = std::move(v);
+      return {};
+    };
+    if (k == "policies") {
+      std::vector<std::string> v;
+      CARDIAC_TRY(strings(v));
+      if (f.policy.empty()) {
+        for (const auto& p : v) f.policy += (f.policy.empty() ? "" : ",") + p;
+      }
+    } else if (k == "failures") {
+      CARDIAC_TRY(strings(f.failures));
+    } else if (k == "checkpoint") {
+      CARDIAC_TRY(strings(f.checkpoint));
+    } else if (k == "seeds") {
+      std::vector<std::uint64_t> v;
+      const toml::array* a = node.as_array();
+      if (node.is_integer()) v.push_back(static_cast<std::uint64_t>(*node.value<std::int64_t>()));
+      for (std::size_t i = 0; a && i < a->size(); ++i) {
+        if (!(*a)[i].is_integer() || *(*a)[i].value<std::int64_t>() < 0) {
+          return fail(Error::parse("'seeds' must be non-negative integers", where));
+        }
+        v.push_back(static_cast<std::uint64_t>(*(*a)[i].value<std::int64_t>()));
+      }
+      if (v.empty()) return fail(Error::parse("'seeds' must be non-negative integers", where));
+      if (f.seeds.empty()) f.seeds = std::move(v);
+    } else if (k == "jobs" || k == "threads" || k == "nodes_per_domain") {
       if (!node.is_integer() || *node.value<std::int64_t>() < 0) {
         return fail(Error::parse(fmt::format("'{}' must be a non-negative integer", k), where));
       }
       const auto v = *node.value<std::int64_t>();
       if (k == "jobs" && f.jobs == 0) f.jobs = static_cast<std::size_t>(v);
-      if (k == "seed" && !f.seed_set) f.seed = static_cast<std::uint64_t>(v);
       if (k == "threads" && f.threads == 0) f.threads = static_cast<unsigned>(v);
+      if (k == "nodes_per_domain" && f.nodes_per_domain == 0) {
+        f.nodes_per_domain = static_cast<unsigned>(v);
+      }
     } else if (k == "load" || k == "days") {
       if (!node.is_number())
         return fail(Error::parse(fmt::format("'{}' must be a number", k), where));
@@ -90,9 +122,7 @@ Status apply_file(const std::string& path, SimFlags& f) {
                          : k == "format"     ? &f.format
                          : k == "synth"      ? &f.synth
                          : k == "nodes_file" ? &f.nodes_file
-                         : k == "cluster"    ? &f.cluster
-                         : k == "failures"   ? &f.failures
-                                             : &f.checkpoint;
+                                             : &f.cluster;
       CARDIAC_TRY(want_string(*dst));
     }
   }
@@ -138,11 +168,19 @@ void add_sim_flags(CLI::App& sub, SimFlags& f) {
   sub.add_option("--nodes-file", f.nodes_file, "openb node list: simulate the trace's machines");
   sub.add_option("--cluster", f.cluster, "NODESxGPUS[:MODEL][,…][+SPARES], e.g. 2048x8+64");
   sub.add_option("--policy", f.policy, "Policies to compare, comma-separated (fcfs,backfill,…)");
-  sub.add_option("--failures", f.failures, "Failure preset: none, llama3, rsc1, rsc1-all, rsc2");
-  sub.add_option("--checkpoint", f.checkpoint, "none, daly, young, fixed:30m [,write=…,restart=…]");
-  sub.add_option("--seed", f.seed, "Random seed")->each([&f](const std::string&) {
-    f.seed_set = true;
-  });
+  sub.add_option("--failures", f.failures,
+                 "Failure preset: none, llama3, rsc1, rsc1-all, rsc2 (repeat to sweep)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub.add_option("--checkpoint", f.checkpoint,
+                 "none, daly, young, fixed:30m [,write=…,restart=…] (repeat to sweep)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub.add_option("--seed", f.seeds, "Random seed (repeat to sweep)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub.add_option("--nodes-per-domain", f.nodes_per_domain,
+                 "Nodes under one switch / rack / power domain (default 16)");
   sub.add_option("--days", f.days, "Stop after this many simulated days");
   sub.add_option("--threads", f.threads, "Runs in parallel (default: every core)");
   sub.add_flag("--json", f.json, "JSON output");
@@ -177,7 +215,7 @@ Result<SimSetup> build_sim_setup(const SimFlags& flags) {
     }
     if (f.load > 0) p->target_load = f.load;
     if (auto fit = sim::fit_synth(*p); !fit) return fail(fit.error());
-    setup.trace = sim::synthesize(*p, f.seed);
+    setup.trace = sim::synthesize(*p, f.seeds.empty() ? 1 : f.seeds.front());
   }
   if (setup.trace.jobs.empty()) return fail(Error::invalid("the workload has no GPU jobs"));
   if (!cluster) cluster = cluster_of(f, setup.trace);
@@ -185,23 +223,52 @@ Result<SimSetup> build_sim_setup(const SimFlags& flags) {
 
   sim::SimConfig base;
   base.cluster = *cluster;
-  base.seed = f.seed;
-  auto failures = sim::failure_preset(f.failures.empty() ? "none" : f.failures);
-  if (!failures) return fail(failures.error());
-  base.failures = *failures;
-  auto ckpt = sim::parse_checkpoint_policy(f.checkpoint.empty() ? "none" : f.checkpoint);
-  if (!ckpt) return fail(ckpt.error());
-  base.checkpoint = *ckpt;
+  if (f.nodes_per_domain > 0) base.cluster.nodes_per_domain = f.nodes_per_domain;
   if (f.days < 0) return fail(Error::invalid("--days must not be negative"));
   base.horizon = static_cast<TimeNs>(f.days * 86400 * 1e9);
   const std::vector<std::string> policies = split_list(f.policy.empty() ? "fcfs" : f.policy);
+  const std::vector<std::string> failure_texts =
+      f.failures.empty() ? std::vector<std::string>{"none"} : f.failures;
+  const std::vector<std::string> checkpoint_texts =
+      f.checkpoint.empty() ? std::vector<std::string>{"none"} : f.checkpoint;
+  const std::vector<std::uint64_t> seeds =
+      f.seeds.empty() ? std::vector<std::uint64_t>{1} : f.seeds;
+  std::vector<sim::FailureModel> models;
+  for (const auto& text : failure_texts) {
+    auto m = sim::failure_preset(text);
+    if (!m) return fail(m.error().with_context("--failures"));
+    models.push_back(*m);
+  }
+  std::vector<sim::CheckpointPolicy> ckpts;
+  for (const auto& text : checkpoint_texts) {
+    auto c = sim::parse_checkpoint_policy(text);
+    if (!c) return fail(c.error().with_context("--checkpoint"));
+    ckpts.push_back(*c);
+  }
+  std::vector<sched::PolicyConfig> parsed;
   for (const std::string& name : policies) {
     auto p = sched::parse_policy(name);
     if (!p) return fail(p.error().with_context("--policy"));
-    SimRun run{.label = name, .config = base};
-    run.config.policy = *p;
-    run.config.policy.explain = false;
-    setup.runs.push_back(std::move(run));
+    p->explain = false;
+    parsed.push_back(*p);
+  }
+  // Labels name only what varies across the sweep (the policy always).
+  for (std::size_t pi = 0; pi < parsed.size(); ++pi) {
+    for (std::size_t fi = 0; fi < models.size(); ++fi) {
+      for (std::size_t ci = 0; ci < ckpts.size(); ++ci) {
+        for (std::uint64_t seed : seeds) {
+          SimRun run{.label = policies[pi], .config = base};
+          if (models.size() > 1) run.label += " | " + failure_texts[fi];
+          if (ckpts.size() > 1) run.label += " | " + checkpoint_texts[ci];
+          if (seeds.size() > 1) run.label += fmt::format(" | seed {}", seed);
+          run.config.policy = parsed[pi];
+          run.config.failures = models[fi];
+          run.config.checkpoint = ckpts[ci];
+          run.config.seed = seed;
+          setup.runs.push_back(std::move(run));
+        }
+      }
+    }
   }
   setup.description = {{"workload", setup.trace.source},
                        {"jobs", setup.trace.jobs.size()},
@@ -209,9 +276,10 @@ Result<SimSetup> build_sim_setup(const SimFlags& flags) {
                        {"notes", setup.trace.notes},
                        {"cluster_nodes", base.cluster.nodes()},
                        {"cluster_gpus", base.cluster.gpus()},
-                       {"failures", base.failures.name},
-                       {"checkpoint", sim::describe(base.checkpoint)},
-                       {"seed", base.seed},
+                       {"nodes_per_domain", base.cluster.nodes_per_domain},
+                       {"failures", failure_texts},
+                       {"checkpoint", checkpoint_texts},
+                       {"seeds", seeds},
                        {"days", f.days},
                        {"policies", policies}};
   return setup;

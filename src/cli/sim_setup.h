@@ -23,10 +23,11 @@ struct SimFlags {
   std::string nodes_file;  // openb node list: the cluster from the trace's own machines
   std::string cluster;
   std::string policy;
-  std::string failures;
-  std::string checkpoint;
-  std::uint64_t seed = 1;
-  bool seed_set = false;
+  // Repeatable: every combination of policy, failures, checkpoint and seed is one run.
+  std::vector<std::string> failures;
+  std::vector<std::string> checkpoint;
+  std::vector<std::uint64_t> seeds;
+  unsigned nodes_per_domain = 0;
   double days = 0;
   unsigned threads = 0;
   bool json = false;
