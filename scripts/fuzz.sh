@@ -160,6 +160,21 @@ seed_probe_route() {
     src/doctor/tests/probe_test.cpp
 }
 
+# The simulator's trace fixtures and test literals, each behind the selector byte of its parser.
+seed_trace() {
+  local out=$1 f n=0
+  for f in tests/fixtures/traces/alibaba-openb/*.csv; do
+    { printf '\001'; head -c 20000 "$f"; } >"$out/openb-$n"
+    n=$((n + 1))
+  done
+  { printf '\002'; head -c 20000 tests/fixtures/traces/alibaba-openb/openb_node_list_gpu_node.csv; } \
+    >"$out/nodes"
+  printf '\000job_id,submit_time,gpus,duration,user\n1,0,2,60,a\n2,5.5,8,3600,b\n' >"$out/generic"
+  printf '\0032048x8:H100,16x4+8' >"$out/cluster"
+  printf '\004llama3:lemons=0.02x12,scale=2,detect=5m' >"$out/failures"
+  printf '\005daly,write=30s,restart=10m,overlapped' >"$out/checkpoint"
+}
+
 seed_host() {
   local out=$1 index pairs globs root pattern f n=0
   while IFS=$'\t' read -r index pairs globs; do

@@ -88,6 +88,13 @@ struct UserFairness {
   double entitled_gpu_h = 0;  // max-min fair split of what was delivered, by demand
 };
 
+// Completed jobs of one size class (GPUs up to a power of two): their mean ETTR.
+struct SizeClass {
+  std::size_t jobs = 0;
+  double ettr_mean = 0;
+  std::uint64_t interruptions = 0;
+};
+
 struct Summary {
   std::size_t jobs = 0, completed = 0, timed_out = 0, unfinished = 0, never_started = 0;
   double span_s = 0;  // first submit to last end (or the horizon)
@@ -102,10 +109,11 @@ struct Summary {
   double allocated_gpu_h = 0, productive_gpu_h = 0;
   double lost_gpu_h = 0;  // allocated but not kept: lost work, restarts, hung time, writes
   double lost_work_gpu_h = 0, restart_gpu_h = 0, hung_gpu_h = 0, checkpoint_gpu_h = 0;
-  double goodput = 0;        // productive / allocated
-  double ettr = 0;           // Σ productive time / Σ (end − submit), completed jobs
-  double ettr_mean = 0;      // mean of per-job ETTR over completed jobs
-  double jain_fairness = 1;  // Jain's index of received / entitled over users
+  double goodput = 0;    // productive / allocated
+  double ettr = 0;       // Σ productive time / Σ (end − submit), completed jobs
+  double ettr_mean = 0;  // mean of per-job ETTR over completed jobs
+  std::map<unsigned, SizeClass> by_size{};  // key: the class's largest GPU count (1, 2, 4, …)
+  double jain_fairness = 1;                 // Jain's index of received / entitled over users
   std::map<std::string, UserFairness> users{};
   std::uint64_t events = 0;  // events processed
   std::uint64_t passes = 0;  // scheduling passes run

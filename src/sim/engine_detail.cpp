@@ -213,6 +213,12 @@ Summary summarize(const SimConfig& config, const std::vector<TraceJob>& trace,
     jct.push_back(c);
     slow.push_back(c / std::max(d, 10.0));
     if (c > 0) ettr.push_back(d / c);
+    unsigned cls = 1;
+    while (cls < t.gpus) cls *= 2;
+    SizeClass& sc = s.by_size[cls];
+    sc.ettr_mean += c > 0 ? d / c : 1;  // a sum until divided below
+    sc.interruptions += j.restarts;
+    ++sc.jobs;
     productive_time += d;
     wall_time += c;
   }
@@ -221,6 +227,7 @@ Summary summarize(const SimConfig& config, const std::vector<TraceJob>& trace,
   s.slowdown = quantiles(std::move(slow));
   s.ettr = wall_time > 0 ? productive_time / wall_time : 0;
   s.ettr_mean = quantiles(std::move(ettr)).mean;
+  for (auto& [cls, sc] : s.by_size) sc.ettr_mean /= static_cast<double>(sc.jobs);
   s.interruptions = acc.interruptions;
   s.failures = acc.failures;
   s.interruptions_by_cause = acc.by_cause;

@@ -141,6 +141,13 @@ nlohmann::json to_json(const Summary& s) {
                    {"received_gpu_h", u.received_gpu_h},
                    {"entitled_gpu_h", u.entitled_gpu_h}};
   }
+  nlohmann::json sizes = nlohmann::json::array();
+  for (const auto& [cls, sc] : s.by_size) {
+    sizes.push_back({{"gpus_up_to", cls},
+                     {"jobs", sc.jobs},
+                     {"ettr_mean", sc.ettr_mean},
+                     {"restarts", sc.interruptions}});
+  }
   return {{"jobs", s.jobs},
           {"completed", s.completed},
           {"timed_out", s.timed_out},
@@ -168,6 +175,7 @@ nlohmann::json to_json(const Summary& s) {
           {"goodput", s.goodput},
           {"ettr", s.ettr},
           {"ettr_mean", s.ettr_mean},
+          {"ettr_by_size", sizes},
           {"jain_fairness", s.jain_fairness},
           {"users", users},
           {"events", s.events},
@@ -276,7 +284,24 @@ std::string render_html(const std::vector<NamedResult>& runs, const nlohmann::js
   h += svg_chart(
       runs, "GPUs down", [](const SeriesPoint& p) { return static_cast<double>(p.down_gpus); },
       "GPUs");
-  h += "<h2>Interruptions by cause</h2><table><tr><th>cause</th>";
+  h += "<h2>ETTR by job size</h2><table><tr><th>GPUs up to</th>";
+  for (const auto& r : runs) h += "<th>" + escape(r.label) + "</th>";
+  h += "</tr>";
+  std::map<unsigned, int> classes;
+  for (const auto& r : runs) {
+    for (const auto& [cls, sc] : r.result.summary.by_size) classes[cls] = 0;
+  }
+  for (const auto& [cls, unused] : classes) {
+    h += fmt::format("<tr><td>{}</td>", cls);
+    for (const auto& r : runs) {
+      auto it = r.result.summary.by_size.find(cls);
+      h += it == r.result.summary.by_size.end()
+               ? std::string("<td></td>")
+               : fmt::format("<td>{:.3f} ({} jobs)</td>", it->second.ettr_mean, it->second.jobs);
+    }
+    h += "</tr>";
+  }
+  h += "</table><h2>Interruptions by cause</h2><table><tr><th>cause</th>";
   for (const auto& r : runs) h += "<th>" + escape(r.label) + "</th>";
   h += "</tr>";
   std::map<std::string, int> causes;

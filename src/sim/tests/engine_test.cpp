@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <cstdio>
+#include <map>
 
 #include "sim/engine_detail.h"
 
@@ -60,6 +64,10 @@ TEST(SimExact, FcfsStartTimesMatchTheHandWorkedSchedule) {
   EXPECT_DOUBLE_EQ(r->summary.span_s, 180);
   EXPECT_NEAR(r->summary.utilization_allocated, 920.0 / (8 * 180), 1e-12);
   EXPECT_DOUBLE_EQ(r->summary.goodput, 1.0);
+  // Size classes: jobs 0, 3 and 4 have 4 GPUs; job 1 (8 GPUs) ran 50 s of its 140 s.
+  EXPECT_EQ(r->summary.by_size.at(4).jobs, 3u);
+  EXPECT_DOUBLE_EQ(r->summary.by_size.at(8).ettr_mean, 50.0 / 140);
+  EXPECT_DOUBLE_EQ(r->summary.by_size.at(2).ettr_mean, 30.0 / 160);
 }
 
 // With EASY backfill (exact run-time estimates): job 2 fits beside job 0 and ends (t=50)
@@ -154,6 +162,7 @@ TEST(SimValidation, Llama3InterruptionCountAndMix) {
   std::vector<TraceJob> jobs = {job(0, 0, 16384, 200.0 * 86400)};
   double total = 0;
   const int seeds = 5;
+  std::map<std::string, double> pooled;  // interruptions by table-5 category
   for (int seed = 1; seed <= seeds; ++seed) {
     c.seed = static_cast<std::uint64_t>(seed);
     auto r = simulate(c, jobs);
@@ -161,12 +170,38 @@ TEST(SimValidation, Llama3InterruptionCountAndMix) {
     const auto& by = r->summary.interruptions_by_cause;
     std::uint64_t unplanned = r->summary.interruptions;
     if (auto it = by.find("Planned maintenance"); it != by.end()) unplanned -= it->second;
-    // Failures during the 5-minute detection window find the job already down: a few fewer.
-    EXPECT_NEAR(static_cast<double>(unplanned), 419, 4 * std::sqrt(419.0)) << "seed " << seed;
-    total += static_cast<double>(unplanned);
-    EXPECT_GT(by.count("Faulty GPU"), 0u);
-    EXPECT_GT(by.at("Faulty GPU"), by.count("GPU HBM3 memory") ? by.at("GPU HBM3 memory") : 0);
+    // Failures during the 5-minute detection windows find the job already down: the paper's
+    // rate applies to the hours the job is running.
+    const double running_h = 54 * 24 - r->summary.hung_gpu_h / 16384;
+    const double expected = 419 * running_h / (54 * 24);
+    EXPECT_NEAR(static_cast<double>(unplanned), expected, 4 * std::sqrt(expected))
+        << "seed " << seed;
+    total += static_cast<double>(unplanned) * (54 * 24) / running_h;
+    std::printf(
+        "[measured] llama3 seed %d: %llu unplanned interruptions in %.0f h running "
+        "(expected %.1f; 419 in 1,296 h in the paper)\n",
+        seed, static_cast<unsigned long long>(unplanned), running_h, expected);
+    for (const Component& comp : c.failures.components) {
+      if (auto it = by.find(comp.name); it != by.end()) pooled[comp.category] += it->second;
+    }
   }
+  // The cause mix by category against table 5's counts: chi-square with 5 degrees of freedom
+  // below 20.52 (p = 0.001).
+  const std::map<std::string, double> table5 = {{"GPU", 268},    {"Dependency", 56},
+                                                {"Network", 35}, {"Unplanned maintenance", 32},
+                                                {"Host", 21},    {"Unknown", 7}};
+  double n = 0;
+  for (const auto& [cat, v] : pooled) n += v;
+  double chi2 = 0;
+  for (const auto& [cat, count] : table5) {
+    const double e = n * count / 419;
+    const double o = pooled.count(cat) ? pooled.at(cat) : 0;
+    chi2 += (o - e) * (o - e) / e;
+  }
+  std::printf("[measured] llama3 cause mix of the job's interruptions: chi2 %.2f (5 df)\n", chi2);
+  EXPECT_LT(chi2, 20.52);
+  EXPECT_EQ(pooled.size(), table5.size());
+  // Scaled to the full 54 days, the mean over seeds is the paper's count.
   EXPECT_NEAR(total / seeds, 419, 4 * std::sqrt(419.0 / seeds));
 }
 
@@ -199,7 +234,43 @@ TEST(SimValidation, EttrMatchesDalysClosedForm) {
     sum += r->summary.ettr;
     EXPECT_GT(r->summary.interruptions, 150u);
   }
+  std::printf("[measured] 1,024-GPU job ETTR %.4f over 4 seeds, Daly's full model %.4f\n", sum / 4,
+              want);
   EXPECT_NEAR(sum / 4, want, 0.02 * want) << "closed form " << want;
+}
+
+// Job MTTF against job size through the whole engine, at Meta's RSC-1 rate: jobs of 8, 128 and
+// 1,024 GPUs that never finish, on a cluster with spares; interruptions per job-hour running
+// give the MTTF, which must match (N_nodes · r_f)^-1 within Poisson tolerance (Kokolis et al.:
+// 1,024 GPUs → 28.8 h at r_f = 6.5 per 1000 node-days).
+TEST(SimValidation, JobMttfScalesWithJobSizeAsInMetasStudy) {
+  const FailureModel rsc1 = *failure_preset("rsc1:maint=off");
+  struct Case {
+    unsigned gpus, jobs;
+    double days;
+  };
+  for (const Case k : {Case{8, 64, 400}, Case{128, 8, 200}, Case{1024, 1, 300}}) {
+    const unsigned nodes = k.gpus / 8 * k.jobs;
+    SimConfig c = config(fmt::format("{}x8+{}", nodes, nodes / 4 + 32), "fcfs");
+    c.failures = rsc1;
+    c.checkpoint = *parse_checkpoint_policy("daly,write=30s,restart=5m");
+    c.horizon = static_cast<TimeNs>(k.days) * kDay;
+    std::vector<TraceJob> jobs;
+    for (unsigned i = 0; i < k.jobs; ++i) jobs.push_back(job(i, 0, k.gpus, 1e9));
+    auto r = simulate(c, jobs);
+    ASSERT_TRUE(r) << r.error().what();
+    const double n = static_cast<double>(r->summary.interruptions);
+    const double want_h = job_mttf_hours(rsc1, k.gpus, 8);
+    // Running time: the horizon less each interruption's detection and restart (10 min).
+    const double exposure_h = k.jobs * k.days * 24 - n * (10.0 / 60);
+    const double expected = exposure_h / want_h;
+    std::printf(
+        "[measured] rsc1 job of %u GPUs: MTTF %.2f h over %.0f interruptions (model %.2f h)\n",
+        k.gpus, exposure_h / n, n, want_h);
+    EXPECT_NEAR(n, expected, 4 * std::sqrt(expected))
+        << k.gpus << " GPUs: MTTF " << exposure_h / n << " h, model " << want_h << " h";
+  }
+  EXPECT_NEAR(job_mttf_hours(rsc1, 1024, 8), 28.8, 0.1);
 }
 
 TEST(SimDeterminism, SameSeedSameRunOtherSeedOtherRun) {
