@@ -3,7 +3,7 @@
 // synthetic generator), the cluster, and one run per policy of a sweep.
 #include "cli/sim_setup.h"
 
-#include <fmt/format.h>
+#include "core/format.h"
 
 #include <toml++/toml.h>
 #include <fstream>
@@ -45,14 +45,14 @@ Status apply_file(const std::string& path, SimFlags& f) {
         std::string(e.description()),
         fmt::format("{}:{}:{}", path, e.source().begin.line, e.source().begin.column)));
   }
-  static const std::set<std::string> known = {
+  static const std::set<std::string> kKnown = {
       "trace",    "format",   "synth",      "jobs", "load", "nodes_file", "cluster",
       "policies", "failures", "checkpoint", "seed", "days", "threads"};
   for (const auto& [key, node] : root) {
     const std::string k(key.str());
     auto where =
         fmt::format("{}:{}:{}", path, node.source().begin.line, node.source().begin.column);
-    if (!known.contains(k)) {
+    if (!kKnown.contains(k)) {
       return fail(Error::parse(fmt::format("unknown key '{}'", k), where));
     }
     auto want_string = [&](std::string& dst) -> Status {
@@ -168,17 +168,16 @@ void add_sim_flags(CLI::App& sub, SimFlags& f) {
   sub.add_option("--nodes-file", f.nodes_file, "openb node list: simulate the trace's machines");
   sub.add_option("--cluster", f.cluster, "NODESxGPUS[:MODEL][,…][+SPARES], e.g. 2048x8+64");
   sub.add_option("--policy", f.policy, "Policies to compare, comma-separated (fcfs,backfill,…)");
-  sub.add_option("--failures", f.failures,
-                 "Failure preset: none, llama3, rsc1, rsc1-all, rsc2 (repeat to sweep)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub.add_option("--checkpoint", f.checkpoint,
-                 "none, daly, young, fixed:30m [,write=…,restart=…] (repeat to sweep)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub.add_option("--seed", f.seeds, "Random seed (repeat to sweep)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  // One value per occurrence, every occurrence kept: `--seed 1 --seed 2` sweeps two seeds.
+  auto repeatable = [](CLI::Option* o) {
+    o->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  };
+  repeatable(
+      sub.add_option("--failures", f.failures,
+                     "Failure preset: none, llama3, rsc1, rsc1-all, rsc2 (repeat to sweep)"));
+  repeatable(sub.add_option("--checkpoint", f.checkpoint,
+                            "none, daly, young, fixed:30m [,write=…,restart=…] (repeat to sweep)"));
+  repeatable(sub.add_option("--seed", f.seeds, "Random seed (repeat to sweep)"));
   sub.add_option("--nodes-per-domain", f.nodes_per_domain,
                  "Nodes under one switch / rack / power domain (default 16)");
   sub.add_option("--days", f.days, "Stop after this many simulated days");

@@ -50,34 +50,6 @@ const char* kind_colour(std::string_view kind) {
 
 }  // namespace
 
-std::string html_escape(std::string_view text) {
-  std::string clean = detail::printable(text);
-  std::string out;
-  out.reserve(clean.size() + clean.size() / 8);
-  for (char c : clean) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string svg_line_chart(const Evidence& e, int width, int height) {
   std::vector<std::pair<TimeNs, double>> pts;
   for (const auto& p : e.series) {

@@ -7,15 +7,13 @@
 #include <string_view>
 #include <vector>
 
+#include "core/text.h"
 #include "doctor/finding.h"
 #include "kmsg/event.h"
 
 namespace cardiac::doctor {
 
-// Escapes text for HTML element content and attribute values (& < > " '). Control characters
-// other than tab and newline become U+FFFD, so a log line cannot inject markup or break the
-// page, and invalid UTF-8 bytes become U+FFFD too.
-std::string html_escape(std::string_view text);
+using cardiac::html_escape;  // core/text.h
 
 // A line chart of `e.series`: axes, the value range (min/max) and time range as labels, the
 // unit, and `e.threshold` as a dashed line. Non-finite values are skipped. Returns "" when the

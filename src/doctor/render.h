@@ -3,6 +3,8 @@
 // terminal text, GitHub-flavoured markdown for tickets and one self-contained HTML file.
 #pragma once
 
+#include "core/text.h"
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,12 +57,10 @@ std::string event_kinds_text(const Report& report);
 std::string format_number(double v);
 // One-line summary of a chart series: "utilization_gpu 2–97 % over 60 points (threshold 90 %)".
 std::string series_summary(const Evidence& e);
-// `text` with every invalid UTF-8 byte replaced by U+FFFD (nlohmann refuses to dump invalid
-// UTF-8, and a kernel log can hold any byte).
-std::string valid_utf8(std::string_view text);
-// valid_utf8() plus control characters other than tab and newline replaced by U+FFFD, so a log
-// line cannot move the terminal cursor, change its colours or break a page.
-std::string printable(std::string_view text);
+// Invalid UTF-8 and control characters made harmless (core/text.h): nlohmann refuses to dump
+// invalid UTF-8, and a kernel log can hold any byte.
+using cardiac::printable;
+using cardiac::valid_utf8;
 // A bus id in the normalised form ("00000000:3B:00.0" -> "0000:3b:00.0"); input that is not a
 // bus id is returned unchanged so it is still shown.
 std::string display_bus_id(const std::string& id);

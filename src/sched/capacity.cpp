@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Static feasibility: a request larger than any node, the cluster or any GPU's memory.
+// Static feasibility: a request larger than any node, the cluster or any GPU's memory, or for
+// a GPU model the cluster lacks.
 #include "sched/capacity.h"
 
 #include <algorithm>
@@ -10,13 +11,21 @@
 
 namespace cardiac::sched {
 namespace detail {
-const Capacity::Counts& Capacity::counts(std::uint64_t memory) {
-  auto it = cache_.find(memory);
-  if (it != cache_.end()) return it->second;
+const Capacity::Counts& Capacity::counts(std::uint64_t memory,
+                                         const std::vector<std::string>& models) {
+  auto& cache = models.empty() ? any_model_ : by_models_[models];
+  auto it = cache.find(memory);
+  if (it != cache.end()) return it->second;
   Counts c;
   for (const Node& n : cluster_.nodes) {
+    const bool of_model =
+        models.empty() || std::find(models.begin(), models.end(), n.model) != models.end();
     unsigned k = 0;
-    for (const Gpu& g : n.gpus) k += g.memory_bytes >= memory ? 1 : 0;
+    for (const Gpu& g : n.gpus) {
+      if (!of_model) break;
+      k += g.memory_bytes >= memory ? 1 : 0;
+      c.max_memory = std::max(c.max_memory, g.memory_bytes);
+    }
     c.per_node.push_back(k);
   }
   std::sort(c.per_node.begin(), c.per_node.end(), std::greater<>());
@@ -24,46 +33,50 @@ const Capacity::Counts& Capacity::counts(std::uint64_t memory) {
   for (std::size_t i = 0; i < c.per_node.size(); ++i) {
     c.prefix[i + 1] = c.prefix[i] + c.per_node[i];
   }
-  return cache_.emplace(memory, std::move(c)).first->second;
+  return cache.emplace(memory, std::move(c)).first->second;
 }
 
 std::string Capacity::impossible(const Job& job) {
   if (job.gpus == 0) return {};
-  if (any_ == nullptr) any_ = &counts(0);
+  if (any_ == nullptr) any_ = &counts(0, {});
   // The common request, answered without a lookup: it runs once per pending job and pass.
-  if (job.gpu_memory == 0 && job.nodes <= 1 && !any_->per_node.empty() &&
+  if (job.models.empty() && job.gpu_memory == 0 && job.nodes <= 1 && !any_->per_node.empty() &&
       job.gpus <= any_->per_node.front()) {
     return {};
   }
   if (any_->prefix.back() == 0) return "the cluster has no GPUs";
-  if (job.gpu_memory > 0) {
-    if (!scanned_memory_) {
-      for (const Node& n : cluster_.nodes) {
-        for (const Gpu& g : n.gpus) max_memory_ = std::max(max_memory_, g.memory_bytes);
-      }
-      scanned_memory_ = true;
-    }
-    if (job.gpu_memory > max_memory_) {
-      return fmt::format("{} per GPU requested, the largest GPU has {}",
-                         format_bytes(job.gpu_memory), format_bytes(max_memory_));
-    }
+  // A model list names its nodes "such nodes" and leads with "needs": "needs 8 GPUs of model
+  // A10, the largest such node has 4".
+  const bool any_model = job.models.empty();
+  const Counts& all = any_model ? *any_ : counts(0, job.models);
+  if (all.prefix.back() == 0) return "no node" + models_text(job.models);
+  auto say = [&](const std::string& subject, const std::string& have) {
+    return any_model ? fmt::format("{} requested, {}", subject, have)
+                     : fmt::format("needs {}, {}", subject, have);
+  };
+  const char* such = any_model ? "" : " such";
+  if (job.gpu_memory > all.max_memory) {
+    return say(fmt::format("{} per GPU{}", format_bytes(job.gpu_memory), models_text(job.models)),
+               fmt::format("the largest{} GPU has {}", such, format_bytes(all.max_memory)));
   }
-  const Counts& c = counts(job.gpu_memory);
-  const std::string with =
-      job.gpu_memory > 0 ? fmt::format(" with {}", format_bytes(job.gpu_memory)) : "";
+  const Counts& c = job.gpu_memory == 0 ? all : counts(job.gpu_memory, job.models);
+  // Only a refusal pays for the text: multi-node requests get this far on every pass.
+  auto what = [&] {
+    return fmt::format(
+        "{}{}{}", gpus_text(job.gpus), models_text(job.models),
+        job.gpu_memory > 0 ? fmt::format(" with {}", format_bytes(job.gpu_memory)) : "");
+  };
   const unsigned max_nodes = std::max(1u, job.nodes);
   if (max_nodes == 1) {
     if (job.gpus <= c.per_node.front()) return {};
     if (cluster_.nodes.size() == 1) {
-      return fmt::format("{}{} requested, the machine has {}", gpus_text(job.gpus), with,
-                         c.per_node.front());
+      return say(what(), fmt::format("the machine has {}", c.per_node.front()));
     }
-    return fmt::format("{}{} requested, the largest node has {}", gpus_text(job.gpus), with,
-                       c.per_node.front());
+    return say(what(), fmt::format("the largest{} node has {}", such, c.per_node.front()));
   }
   if (job.gpus > c.prefix.back()) {
-    return fmt::format("{}{} requested, the cluster has {}", gpus_text(job.gpus), with,
-                       c.prefix.back());
+    return say(what(), any_model ? fmt::format("the cluster has {}", c.prefix.back())
+                                 : fmt::format("all such nodes hold {}", c.prefix.back()));
   }
   const std::size_t k = std::min<std::size_t>({max_nodes, c.per_node.size(), job.gpus});
   // Even spreading: the k-th largest node must take its share too.
@@ -73,8 +86,8 @@ std::string Capacity::impossible(const Job& job) {
     const bool ok = c.per_node[n - 1] >= q && (r == 0 || c.per_node[r - 1] >= q + 1);
     if (ok) return {};
   }
-  return fmt::format("{}{} on at most {} nodes requested, the {} largest nodes hold {}",
-                     gpus_text(job.gpus), with, max_nodes, k, c.prefix[k]);
+  return say(fmt::format("{} on at most {} nodes", what(), max_nodes),
+             fmt::format("the {} largest{} nodes hold {}", k, such, c.prefix[k]));
 }
 
 }  // namespace detail

@@ -23,14 +23,16 @@ class Capacity {
   struct Counts {
     std::vector<unsigned> per_node;  // GPUs with enough memory, per node, largest first
     std::vector<unsigned> prefix;    // prefix[k]: the k largest nodes together
+    std::uint64_t max_memory = 0;    // the largest GPU on the nodes counted
   };
-  const Counts& counts(std::uint64_t memory);
+  // Only nodes of `models` count (every node when it is empty).
+  const Counts& counts(std::uint64_t memory, const std::vector<std::string>& models);
 
   const Cluster& cluster_;
-  std::map<std::uint64_t, Counts> cache_;  // node-based: pointers into it stay valid
-  const Counts* any_ = nullptr;            // cache_[0]
-  std::uint64_t max_memory_ = 0;
-  bool scanned_memory_ = false;
+  // Per model list, per memory; node-based maps, so pointers into them stay valid.
+  std::map<std::uint64_t, Counts> any_model_;
+  std::map<std::vector<std::string>, std::map<std::uint64_t, Counts>> by_models_;
+  const Counts* any_ = nullptr;  // any_model_[0]
 };
 
 }  // namespace cardiac::sched::detail

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// A set of node indices with constant-time insert/erase and a fast "first member at or after".
+// A set of node indices with constant-time insert/erase and a fast "first member at or after",
+// alone or within a second set.
 #pragma once
 
 #include <bit>
@@ -57,6 +58,49 @@ class NodeSet {
     }
     const std::size_t wj = (si << 6) + std::countr_zero(s);
     return static_cast<unsigned>((wj << 6) + std::countr_zero(words_[wj]));
+  }
+
+  // The smallest member >= from that `mask` also holds, or kNone; `mask` has the same size.
+  // Words only one of the two sets uses are skipped through both summaries.
+  [[nodiscard]] unsigned next_and(const NodeSet& mask, unsigned from) const {
+    std::size_t wi = from >> 6;
+    if (wi >= words_.size()) return kNone;
+    const std::uint64_t w = words_[wi] & mask.words_[wi] & (~std::uint64_t{0} << (from & 63));
+    if (w) return static_cast<unsigned>((wi << 6) + std::countr_zero(w));
+    for (++wi; wi < words_.size();) {
+      const std::size_t si = wi >> 6;
+      const std::uint64_t s = summary_[si] & mask.summary_[si] & (~std::uint64_t{0} << (wi & 63));
+      if (s == 0) {
+        wi = (si + 1) << 6;
+        continue;
+      }
+      wi = (si << 6) + std::countr_zero(s);
+      if (const std::uint64_t x = words_[wi] & mask.words_[wi]) {
+        return static_cast<unsigned>((wi << 6) + std::countr_zero(x));
+      }
+      ++wi;
+    }
+    return kNone;
+  }
+  // The members `mask` also holds; `mask` has the same size.
+  [[nodiscard]] unsigned count_and(const NodeSet& mask) const {
+    unsigned c = 0;
+    for (std::size_t si = 0; si < summary_.size(); ++si) {
+      for (std::uint64_t s = summary_[si] & mask.summary_[si]; s != 0; s &= s - 1) {
+        const std::size_t wi = (si << 6) + std::countr_zero(s);
+        c += static_cast<unsigned>(std::popcount(words_[wi] & mask.words_[wi]));
+      }
+    }
+    return c;
+  }
+  // Adds every member of `other`, which has the same size.
+  void unite(const NodeSet& other) {
+    for (std::size_t i = 0; i < words_.size(); ++i) {
+      if (other.words_[i] == 0) continue;
+      count_ += static_cast<unsigned>(std::popcount(other.words_[i] & ~words_[i]));
+      words_[i] |= other.words_[i];
+      summary_[i >> 6] |= std::uint64_t{1} << (i & 63);
+    }
   }
 
  private:

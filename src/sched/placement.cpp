@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Placement: which node(s) and which GPUs a job gets. Nodes are found through the free-count
 // buckets (pack: the fullest node that fits; spread: the emptiest), GPUs on a node by NVLink
-// domain, then NUMA node, degraded GPUs last.
+// domain, then NUMA node, degraded GPUs last. A job with a model list sees only its models' nodes:
+// each bucket is read through that node set, so jobs without one pay nothing for it.
 #include <algorithm>
 #include <limits>
 
@@ -43,6 +44,19 @@ void take_grouped(const std::vector<GpuSlot>& gpus, std::vector<unsigned> pool, 
     });
   }
   out.insert(out.end(), pool.begin(), pool.begin() + std::min<std::size_t>(n, pool.size()));
+}
+
+bool allowed(const Need& need, unsigned node) {
+  return need.allowed == nullptr || need.allowed->contains(node);
+}
+
+// The first member of `set` >= from that the job may use.
+unsigned first(const NodeSet& set, const Need& need, unsigned from) {
+  return need.allowed == nullptr ? set.next(from) : set.next_and(*need.allowed, from);
+}
+
+unsigned count(const NodeSet& set, const Need& need) {
+  return need.allowed == nullptr ? set.size() : set.count_and(*need.allowed);
 }
 
 // Pack prefers fewer free GPUs, spread more; then the lower node index.
@@ -101,7 +115,7 @@ std::optional<unsigned> ClusterState::best_single(Phase p, const Need& need, boo
     for (unsigned k = 0; k < ncls; ++k) {
       const NodeSet& b = bucket(p, k, c);
       if (b.empty()) continue;
-      const unsigned n = b.next(0);
+      const unsigned n = first(b, need, 0);
       if (n < best) best = n;
     }
     if (best != NodeSet::kNone) {
@@ -112,6 +126,7 @@ std::optional<unsigned> ClusterState::best_single(Phase p, const Need& need, boo
   for (unsigned n : scan_nodes_) {
     const NodeSlot& ns = nodes_[n];
     if (class_cap_[ns.cls] >= need.memory || ns.max_cap < need.memory) continue;
+    if (!allowed(need, n)) continue;
     const unsigned c = scan_count(n, p, need.memory, false);
     if (c >= need.gpus && better(c, n, best_count, best, spread)) {
       best = n;
@@ -140,7 +155,8 @@ std::optional<Alloc> ClusterState::find_shared(const Need& need, bool spread) co
     unsigned best = NodeSet::kNone;
     unsigned best_use = 0;
     unsigned best_count = 0;
-    for (unsigned n = shared_nodes_.next(0); n != NodeSet::kNone; n = shared_nodes_.next(n + 1)) {
+    for (unsigned n = first(shared_nodes_, need, 0); n != NodeSet::kNone;
+         n = first(shared_nodes_, need, n + 1)) {
       const NodeSlot& ns = nodes_[n];
       unsigned shared = 0;
       unsigned free = 0;
@@ -171,14 +187,14 @@ std::optional<Alloc> ClusterState::find_shared(const Need& need, bool spread) co
   return std::nullopt;
 }
 
-unsigned ClusterState::count_at_least(Phase p, unsigned c, std::uint64_t memory,
+unsigned ClusterState::count_at_least(Phase p, unsigned c, const Need& need,
                                       const std::vector<unsigned>& scanned) const {
-  const unsigned ncls = classes_for(memory);
+  const unsigned ncls = classes_for(need.memory);
   unsigned total = 0;
   for (unsigned k = 0; k < ncls; ++k) {
-    for (unsigned x = c; x <= max_c_; ++x) total += bucket(p, k, x).size();
+    for (unsigned x = c; x <= max_c_; ++x) total += count(bucket(p, k, x), need);
   }
-  for (unsigned n : scanned) total += scan_count(n, p, memory, false) >= c ? 1 : 0;
+  for (unsigned n : scanned) total += scan_count(n, p, need.memory, false) >= c ? 1 : 0;
   return total;
 }
 
@@ -201,8 +217,8 @@ std::vector<unsigned> ClusterState::pick_nodes(Phase p, const Need& need, unsign
       for (unsigned cls = 0; cls < ncls; ++cls) {
         const NodeSet& b = bucket(p, cls, c);
         std::size_t got = 0;
-        for (unsigned n = b.next(0); n != NodeSet::kNone && got < target - taken.size();
-             n = b.next(n + 1)) {
+        for (unsigned n = first(b, need, 0); n != NodeSet::kNone && got < target - taken.size();
+             n = first(b, need, n + 1)) {
           if (is_taken(n)) continue;
           level.push_back(n);
           ++got;
@@ -228,14 +244,16 @@ std::optional<Alloc> ClusterState::find_multi(const Need& need, bool spread) con
   std::vector<unsigned> scanned;
   for (unsigned n : scan_nodes_) {
     const NodeSlot& ns = nodes_[n];
-    if (class_cap_[ns.cls] < need.memory && ns.max_cap >= need.memory) scanned.push_back(n);
+    if (class_cap_[ns.cls] < need.memory && ns.max_cap >= need.memory && allowed(need, n)) {
+      scanned.push_back(n);
+    }
   }
   // Cheap refusal first: a busy cluster usually has fewer free GPUs than the job needs.
   const unsigned ncls = classes_for(need.memory);
   unsigned long long total = 0;
   for (unsigned k = 0; k < ncls; ++k) {
     for (unsigned c = 1; c <= max_c_; ++c) {
-      total += static_cast<unsigned long long>(c) * bucket(Phase::kAll, k, c).size();
+      total += static_cast<unsigned long long>(c) * count(bucket(Phase::kAll, k, c), need);
     }
   }
   for (unsigned n : scanned) total += scan_count(n, Phase::kAll, need.memory, false);
@@ -247,8 +265,8 @@ std::optional<Alloc> ClusterState::find_multi(const Need& need, bool spread) con
     const unsigned q = need.gpus / k;
     const unsigned r = need.gpus % k;
     for (Phase p : {Phase::kOk, Phase::kAll}) {
-      if (r > 0 && count_at_least(p, q + 1, need.memory, scanned) < r) continue;
-      if (count_at_least(p, q, need.memory, scanned) < k) continue;
+      if (r > 0 && count_at_least(p, q + 1, need, scanned) < r) continue;
+      if (count_at_least(p, q, need, scanned) < k) continue;
       const std::vector<unsigned> nodes = pick_nodes(p, need, k, spread, scanned);
       Alloc a{.gpus = {}, .shared = false, .memory = need.memory};
       for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -267,6 +285,7 @@ std::optional<Alloc> ClusterState::find_multi_scan(const Need& need, bool spread
   std::vector<std::pair<unsigned, unsigned>> counts[2];  // (eligible GPUs, node) per phase
   for (int p = 0; p < 2; ++p) {
     for (unsigned n = 0; n < nodes_.size(); ++n) {
+      if (!allowed(need, n)) continue;
       const unsigned c = scan_count(n, p == 0 ? Phase::kOk : Phase::kAll, need.memory, true);
       if (c > 0) counts[p].emplace_back(c, n);
     }

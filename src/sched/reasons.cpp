@@ -21,6 +21,13 @@ std::string gpus_text(unsigned long long n) {
   return fmt::format("{} GPU{}", n, n == 1 ? "" : "s");
 }
 
+std::string models_text(const std::vector<std::string>& models) {
+  if (models.empty()) return {};
+  if (models.size() == 1) return " of model " + models[0];
+  return fmt::format(" of model {} or {}", fmt::join(models.begin(), models.end() - 1, ", "),
+                     models.back());
+}
+
 std::string when_text(TimeNs t, TimeNs now) {
   if (t <= now) return fmt::format("{} (now)", format_iso8601(t));
   return fmt::format("{} (in {})", format_iso8601(t), format_duration(t - now));
@@ -52,13 +59,13 @@ Explainer::Explainer(const Cluster& cluster, const ClusterState& state)
 }
 
 const Explainer::Counts& Explainer::counts(const Need& need) {
-  const auto key = std::make_pair(need.memory, need.shared);
+  const auto key = std::make_tuple(need.memory, need.shared, need.allowed);
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
   Counts c;
   const auto& nodes = state_.nodes();
   c.per_node.reserve(nodes.size());
-  const bool plain = need.memory == 0 && !need.shared;
+  const bool plain = need.memory == 0 && !need.shared && need.allowed == nullptr;
   for (unsigned n = 0; n < nodes.size(); ++n) {
     c.per_node.push_back(plain ? nodes[n].free : state_.eligible(n, need));
   }
@@ -71,15 +78,17 @@ const Explainer::Counts& Explainer::counts(const Need& need) {
 }
 
 std::string Explainer::shortfall(const Job& job) {
-  const Need need = need_of(job);
+  const Need need = state_.need_of(job);
   const Counts& c = counts(need);
+  const std::string model = models_text(job.models);
+  const char* such = job.models.empty() ? "" : " such";
   std::string what;
   if (need.shared) {
-    what = need.memory > 0 ? fmt::format("{} with {} unused to share", gpus_text(need.gpus),
-                                         format_bytes(need.memory))
-                           : fmt::format("{} to share", gpus_text(need.gpus));
+    what = need.memory > 0 ? fmt::format("{}{} with {} unused to share", gpus_text(need.gpus),
+                                         model, format_bytes(need.memory))
+                           : fmt::format("{}{} to share", gpus_text(need.gpus), model);
   } else {
-    what = fmt::format("{} free {}{}", need.gpus, need.gpus == 1 ? "GPU" : "GPUs",
+    what = fmt::format("{} free {}{}{}", need.gpus, need.gpus == 1 ? "GPU" : "GPUs", model,
                        need.memory > 0 ? fmt::format(" with {}", format_bytes(need.memory)) : "");
   }
   const char* have = need.shared ? "usable" : "free";
@@ -88,12 +97,12 @@ std::string Explainer::shortfall(const Job& job) {
     return fmt::format("needs {}, {} {}{}", what, best, have, unusable_);
   }
   if (need.max_nodes == 1 || need.gpus <= 1) {
-    return fmt::format("needs {} on one node, at most {} {} on any node{}", what, best, have,
-                       unusable_);
+    return fmt::format("needs {} on one node, at most {} {} on any{} node{}", what, best, have,
+                       such, unusable_);
   }
   const std::size_t k = std::min<std::size_t>(need.max_nodes, c.per_node.size());
-  return fmt::format("needs {} on at most {} nodes, the {} emptiest nodes have {} {}{}", what,
-                     need.max_nodes, k, c.prefix[k], have, unusable_);
+  return fmt::format("needs {} on at most {} nodes, the {} emptiest{} nodes have {} {}{}", what,
+                     need.max_nodes, k, such, c.prefix[k], have, unusable_);
 }
 
 }  // namespace cardiac::sched::detail

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <utility>
+#include <tuple>
 #include <vector>
 
 #include "sched/sched.h"
@@ -31,10 +31,14 @@ class Explainer {
   const Cluster& cluster_;
   const ClusterState& state_;
   std::string unusable_;  // " (GPUs 3, 5 fenced)" or ""
-  std::map<std::pair<std::uint64_t, bool>, Counts> cache_;
+  // Need::allowed is one set per distinct model list, so the pointer names the list.
+  std::map<std::tuple<std::uint64_t, bool, const NodeSet*>, Counts> cache_;
 };
 
 std::string gpus_text(unsigned long long n);  // "1 GPU", "3 GPUs"
+
+// " of model A10", " of model V100M16 or V100M32", "" for no list.
+std::string models_text(const std::vector<std::string>& models);
 
 // "2026-12-02T16:35:10.123Z (in 1h 02m)"
 std::string when_text(TimeNs t, TimeNs now);

@@ -36,6 +36,8 @@ struct Gpu {
 struct Node {
   std::string name{};
   std::vector<Gpu> gpus{};
+  // GPU model ("V100M32", "A10"); "" = unknown, so only jobs that accept any model go there.
+  std::string model{};
 };
 
 // Where a job runs: GPUs per node.
@@ -66,6 +68,9 @@ struct Job {
   // When the job became eligible (released from hold, dependencies met): the age factor counts
   // from here, like Slurm's accrue time. Unset: from submit_time.
   std::optional<TimeNs> eligible_time{};
+  // Node models it may run on (Node::model); empty: any node. A node of another model, or of
+  // an unknown one, never gets it.
+  std::vector<std::string> models{};
 };
 
 // A job that is running, for placement and backfill's view of the future.
@@ -208,9 +213,9 @@ struct ShareRow {
 std::vector<ShareRow> shares(const Usage& usage, const PolicyConfig& policy,
                              const std::vector<std::string>& extra_users = {});
 
-// Whether any node could ever hold the job (enough GPUs, enough memory per GPU), ignoring what
-// runs now and health; an error says what is impossible ("9 GPUs requested, the largest node
-// has 8").
+// Whether any node could ever hold the job (enough GPUs, enough memory per GPU, of a model it
+// accepts), ignoring what runs now and health; an error says what is impossible ("9 GPUs
+// requested, the largest node has 8", "no node of model V100M32").
 Status feasible(const Cluster& cluster, const Job& job);
 
 // The earliest time the job could start if nothing else started: now when it fits now, else

@@ -229,7 +229,7 @@ ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& c
       w.wait = Wait::kBehind;
       continue;
     }
-    const Need need = detail::need_of(job);
+    const Need need = state.need_of(job);
     // Behind the head, a job done by the reservation may use any free GPU; one that runs past
     // it only the GPUs the reservation does not need.
     const bool done_in_time = job.time_limit > 0 && plan && now + job.time_limit <= plan->start;
@@ -296,7 +296,7 @@ ScheduleResult schedule(const Cluster& cluster, const std::vector<Job>& pending,
 
 std::optional<TimeNs> expected_start(const Cluster& cluster, const Job& job, TimeNs now) {
   ClusterState state(cluster);
-  const Need need = detail::need_of(job);
+  const Need need = state.need_of(job);
   if (state.find(need, false)) return now;
   auto plan = plan_start(state, running_ends(cluster, state), need, false, now);
   if (!plan) return std::nullopt;

@@ -28,13 +28,6 @@ std::vector<std::uint64_t> pick_classes(std::vector<std::uint64_t> caps) {
 
 }  // namespace
 
-Need need_of(const Job& job) {
-  return Need{.gpus = job.gpus,
-              .max_nodes = std::max(1u, job.nodes),
-              .memory = job.gpu_memory,
-              .shared = job.shared};
-}
-
 ClusterState::ClusterState(const Cluster& cluster) {
   nodes_.resize(cluster.nodes.size());
   std::vector<std::uint64_t> min_caps(cluster.nodes.size(), 0);
@@ -107,6 +100,36 @@ ClusterState::ClusterState(const Cluster& cluster) {
     bucket(Phase::kOk, node.cls, node.free_ok).insert(n);
     if (node.shared > 0) shared_nodes_.insert(n);
   }
+
+  for (unsigned n = 0; n < nodes_.size(); ++n) {
+    const std::string& model = cluster.nodes[n].model;
+    if (model.empty()) continue;
+    auto it = model_nodes_.find(model);
+    if (it == model_nodes_.end()) {
+      it = model_nodes_.emplace(model, NodeSet{}).first;
+      it->second.resize(static_cast<unsigned>(nodes_.size()));
+    }
+    it->second.insert(n);
+  }
+}
+
+Need ClusterState::need_of(const Job& job) const {
+  Need need{.gpus = job.gpus,
+            .max_nodes = std::max(1u, job.nodes),
+            .memory = job.gpu_memory,
+            .shared = job.shared};
+  if (job.models.empty()) return need;
+  auto it = allowed_.find(job.models);
+  if (it == allowed_.end()) {
+    NodeSet set;
+    set.resize(static_cast<unsigned>(nodes_.size()));
+    for (const std::string& m : job.models) {
+      if (auto found = model_nodes_.find(m); found != model_nodes_.end()) set.unite(found->second);
+    }
+    it = allowed_.emplace(job.models, std::move(set)).first;
+  }
+  need.allowed = &it->second;
+  return need;
 }
 
 Alloc ClusterState::alloc_of(const Running& r) const {
@@ -245,6 +268,7 @@ unsigned ClusterState::scan_count(unsigned node, Phase p, std::uint64_t memory, 
 }
 
 unsigned ClusterState::eligible(unsigned node, const Need& need) const {
+  if (need.allowed != nullptr && !need.allowed->contains(node)) return 0;
   return scan_count(node, Phase::kAll, need.memory, need.shared);
 }
 

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "sched/node_set.h"
@@ -50,9 +52,10 @@ struct Need {
   unsigned max_nodes = 1;
   std::uint64_t memory = 0;
   bool shared = false;
+  // The nodes of the models the job accepts; null: every node. Owned by the ClusterState that
+  // made it (ClusterState::need_of) and the same in every copy of it: models never change.
+  const NodeSet* allowed = nullptr;
 };
-
-Need need_of(const Job& job);
 
 // Degraded GPUs are used last: a first pass (kOk) sees only healthy ones.
 enum class Phase { kOk, kAll };
@@ -61,6 +64,10 @@ class ClusterState {
  public:
   // Applies every running job; placements naming unknown nodes or GPUs are ignored.
   explicit ClusterState(const Cluster& cluster);
+
+  // The job's request, with its model list resolved to a node set (built on first use of each
+  // distinct list and kept for the state's lifetime, copies included).
+  [[nodiscard]] Need need_of(const Job& job) const;
 
   // Where the job would go now, or nullopt. Never over a GPU's memory, never on an unusable GPU,
   // exclusive jobs only on GPUs nothing uses.
@@ -104,7 +111,7 @@ class ClusterState {
   [[nodiscard]] unsigned classes_for(std::uint64_t memory) const;
   [[nodiscard]] unsigned scan_count(unsigned node, Phase p, std::uint64_t memory,
                                     bool shared) const;
-  [[nodiscard]] unsigned count_at_least(Phase p, unsigned c, std::uint64_t memory,
+  [[nodiscard]] unsigned count_at_least(Phase p, unsigned c, const Need& need,
                                         const std::vector<unsigned>& scanned) const;
   [[nodiscard]] std::optional<unsigned> best_single(Phase p, const Need& need, bool spread) const;
   [[nodiscard]] std::optional<Alloc> find_single(const Need& need, bool spread) const;
@@ -128,6 +135,9 @@ class ClusterState {
   // Nodes whose GPUs may hold more memory than their class says: scanned when a job asks for
   // more than the class (a live server with memory used outside the queue; mixed GPU models).
   std::vector<unsigned> scan_nodes_;
+  std::map<std::string, NodeSet, std::less<>> model_nodes_;  // Node::model → its nodes
+  // Union of model_nodes_ per distinct Job::models; map nodes, so Need::allowed stays valid.
+  mutable std::map<std::vector<std::string>, NodeSet> allowed_;
 };
 
 }  // namespace cardiac::sched::detail

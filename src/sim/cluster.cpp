@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The simulated cluster's shape from "2048x8", "1000x8:A100,200x4:T4" or "2048x8+256".
-#include <fmt/format.h>
+#include "core/format.h"
 
 #include <charconv>
 #include <optional>

@@ -9,6 +9,8 @@
 #include <queue>
 #include <unordered_set>
 
+#include "core/format.h"
+
 #include "sched/session.h"
 #include "sim/engine_detail.h"
 
@@ -50,6 +52,8 @@ class Engine {
   void finish(std::uint32_t j, TimeNs now);
   void interrupt(std::uint32_t j, TimeNs now, const std::string& cause, DurationNs hang);
   void requeue(std::uint32_t j, TimeNs now);
+  // A run ends, whatever the reason: GPUs free, usage charged.
+  void leave(std::uint32_t j, TimeNs now);
   void on_failure(const FailureEvent& f);
   void take_down(unsigned gpu, TimeNs until, bool maintenance);
   void bring_up(unsigned gpu, TimeNs now);
@@ -74,6 +78,7 @@ class Engine {
   bool only_arrivals_ = true;
   std::size_t running_ = 0;
   std::map<unsigned, double> tau_cache_;
+  std::map<std::string, bool> feasible_;  // by the job's shape
   detail::Accounts acc_;
   std::vector<SeriesPoint> series_;
   std::uint64_t step_interruptions_ = 0;
@@ -102,7 +107,21 @@ void Engine::enqueue(std::uint32_t j) {
   s.tau_s = tau_for(t.gpus);
   s.seg_restart = s.restarts > 0 ? detail::seconds_ns(cfg_.checkpoint.restart_s) : 0;
   const detail::Segment seg = detail::plan_segment(s, t, cfg_.checkpoint);
-  pending_.push_back(detail::to_sched_job(j, t, s, cfg_, seg.wall));
+  sched::Job job = detail::to_sched_job(j, t, s, cfg_, seg.wall);
+  // A job no node set of the cluster could ever hold stays out of the queue: it would never
+  // start, and strict-order policies would keep looking at it on every pass.
+  const std::string key =
+      fmt::format("{}/{}/{}/{}", job.gpus, job.nodes, job.gpu_memory, job.shared);
+  auto it = feasible_.find(key);
+  if (it == feasible_.end()) {
+    it = feasible_.emplace(key, sched::feasible(session_.cluster(), job).has_value()).first;
+  }
+  if (!it->second) {
+    s.phase = Phase::kImpossible;
+    ++acc_.impossible;
+    return;
+  }
+  pending_.push_back(std::move(job));
   dirty_ = true;
 }
 
@@ -134,17 +153,7 @@ void Engine::finish(std::uint32_t j, TimeNs now) {
   s.phase = Phase::kDone;
   s.end = now;
   s.timed_out = s.seg_timeout;
-  detail::release(gpus_, s, j);
-  session_.end(j);
-  --running_;
-  if (use_usage_) {
-    sched::decay_usage(usage_, now, cfg_.policy.half_life);
-    sched::charge_usage(
-        usage_, t.user,
-        static_cast<double>(t.gpus) * t.gpu_share * static_cast<double>(now - s.seg_start) / 1e9);
-  }
-  dirty_ = true;
-  only_arrivals_ = false;
+  leave(j, now);
 }
 
 void Engine::interrupt(std::uint32_t j, TimeNs now, const std::string& cause, DurationNs hang) {
@@ -164,6 +173,12 @@ void Engine::interrupt(std::uint32_t j, TimeNs now, const std::string& cause, Du
 }
 
 void Engine::requeue(std::uint32_t j, TimeNs now) {
+  leave(j, now);
+  ++jobs_[j].restarts;
+  enqueue(j);
+}
+
+void Engine::leave(std::uint32_t j, TimeNs now) {
   JobState& s = jobs_[j];
   const TraceJob& t = trace_[j];
   detail::release(gpus_, s, j);
@@ -172,11 +187,10 @@ void Engine::requeue(std::uint32_t j, TimeNs now) {
   if (use_usage_) {
     sched::decay_usage(usage_, now, cfg_.policy.half_life);
     sched::charge_usage(
-        usage_, t.user,
+        usage_, detail::user_of(t),
         static_cast<double>(t.gpus) * t.gpu_share * static_cast<double>(now - s.seg_start) / 1e9);
   }
-  ++s.restarts;
-  enqueue(j);
+  dirty_ = true;
   only_arrivals_ = false;
 }
 

@@ -97,7 +97,8 @@ struct SizeClass {
 
 struct Summary {
   std::size_t jobs = 0, completed = 0, timed_out = 0, unfinished = 0, never_started = 0;
-  double span_s = 0;  // first submit to last end (or the horizon)
+  std::size_t impossible = 0;  // no node set of the cluster could ever hold them
+  double span_s = 0;           // first submit to last end (or the horizon)
   double cluster_gpus = 0;
   double utilization_allocated = 0;         // allocated GPU-time / (GPUs × span)
   double utilization_productive = 0;        // productive GPU-time / (GPUs × span)

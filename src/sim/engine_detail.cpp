@@ -270,6 +270,7 @@ Summary summarize(const SimConfig& config, const std::vector<TraceJob>& trace,
     }
   }
   s.jain_fairness = sum2 > 0 ? sum * sum / (static_cast<double>(n) * sum2) : 1;
+  s.impossible = acc.impossible;
   s.events = acc.events;
   s.passes = acc.passes;
   return s;
@@ -300,7 +301,7 @@ sched::Job to_sched_job(std::uint32_t index, const TraceJob& t, const JobState& 
                         const SimConfig& config, DurationNs planned) {
   sched::Job j;
   j.id = index;
-  j.user = t.user.empty() ? "default" : t.user;
+  j.user = user_of(t);
   j.gpus = t.gpus;
   const unsigned per =
       config.cluster.types.empty() ? 8 : config.cluster.types.front().gpus_per_node;

@@ -19,7 +19,7 @@ inline DurationNs seconds_ns(double s) {
   return std::isfinite(s) ? static_cast<DurationNs>(std::llround(s * 1e9)) : kForever;
 }
 
-enum class Phase : std::uint8_t { kFuture, kPending, kRunning, kHung, kDone };
+enum class Phase : std::uint8_t { kFuture, kPending, kRunning, kHung, kDone, kImpossible };
 
 struct JobState {
   Phase phase = Phase::kFuture;
@@ -67,6 +67,11 @@ struct Gpus {
 
 void release(Gpus& gpus, JobState& s, std::uint32_t job);
 
+// The user a job's usage is charged to: traces without users share one.
+inline std::string user_of(const TraceJob& t) {
+  return t.user.empty() ? "default" : t.user;
+}
+
 // The simulated cluster as the scheduling core sees it: every GPU healthy, one NVLink domain
 // per node.
 std::vector<sched::Node> build_nodes(const SimConfig& config);
@@ -104,7 +109,7 @@ struct Accounts {
 
   double allocated_gpu_s = 0, productive_gpu_s = 0, lost_work_gpu_s = 0, restart_gpu_s = 0,
          hung_gpu_s = 0, checkpoint_gpu_s = 0;
-  std::uint64_t interruptions = 0, failures = 0, events = 0, passes = 0;
+  std::uint64_t interruptions = 0, failures = 0, events = 0, passes = 0, impossible = 0;
   std::map<std::string, std::uint64_t> by_cause{}, by_category{};
   std::map<std::string, double> user_gpu_s{};
 };

@@ -24,7 +24,7 @@ constexpr double kLlamaGpuDays = 54.0 * 16384.0;
 constexpr DurationNs kLlamaMaintenanceInterval = 54 * kDay / 47 * 2048;
 constexpr DurationNs kMaintenanceDuration = 4 * kHour;
 // One health-check period (Meta runs its checks every 5 minutes).
-constexpr DurationNs kDetection = 5 * 60 * kNsPerSec;
+constexpr DurationNs kDetection = DurationNs{5} * 60 * kNsPerSec;
 
 // Seeds the independent random streams of one process from the user's seed (splitmix64).
 std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) {
@@ -408,8 +408,9 @@ std::optional<FailureEvent> FailureProcess::next() {
 
 double job_mttf_hours(const FailureModel& model, unsigned gpus, unsigned gpus_per_node) {
   if (gpus_per_node == 0) gpus_per_node = 1;
-  const double node_gpus =
-      static_cast<double>((gpus + gpus_per_node - 1) / gpus_per_node) * gpus_per_node;
+  // Whole nodes: node- and domain-scope parts fail for every GPU of the nodes the job touches.
+  const unsigned nodes = (gpus + gpus_per_node - 1) / gpus_per_node;
+  const double node_gpus = static_cast<double>(nodes) * gpus_per_node;
   double per_day = 0;
   for (const Component& c : model.components) {
     bool whole_nodes = c.scope == Scope::kNode || c.scope == Scope::kDomain;

@@ -2,10 +2,12 @@
 // Rendering simulation results: table, JSON, CSV and HTML with inline SVG charts.
 #include "sim/report.h"
 
-#include <fmt/format.h>
+#include "core/format.h"
 
 #include <algorithm>
 #include <functional>
+
+#include "core/text.h"
 
 namespace cardiac::sim {
 namespace {
@@ -24,29 +26,6 @@ std::string human_s(double s) {
   if (s < 7200) return fmt::format("{:.1f} min", s / 60);
   if (s < 172800) return fmt::format("{:.1f} h", s / 3600);
   return fmt::format("{:.1f} d", s / 86400);
-}
-
-std::string escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
@@ -71,13 +50,13 @@ std::string svg_chart(const std::vector<NamedResult>& runs, const std::string& t
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">"
       "<text x=\"{}\" y=\"16\" font-weight=\"bold\">{}</text>",
-      kW, kH, kL, escape(title));
+      kW, kH, kL, html_escape(title));
   svg += fmt::format(
       "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#999\"/>"
       "<line x1=\"{0}\" y1=\"{3}\" x2=\"{0}\" y2=\"{1}\" stroke=\"#999\"/>",
       kL, kH - kB, kW - kR, kT);
   svg += fmt::format("<text x=\"4\" y=\"{}\" font-size=\"11\">{:.4g} {}</text>", kT + 4, vmax,
-                     escape(unit));
+                     html_escape(unit));
   svg += fmt::format("<text x=\"4\" y=\"{}\" font-size=\"11\">0</text>", kH - kB);
   svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>",
                      kW - kR, kH - 8, human_s(tmax));
@@ -89,7 +68,7 @@ std::string svg_chart(const std::vector<NamedResult>& runs, const std::string& t
     svg += fmt::format(
         "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"><title>{}"
         "</title></polyline>",
-        kColors[i % std::size(kColors)], pts, escape(runs[i].label));
+        kColors[i % std::size(kColors)], pts, html_escape(runs[i].label));
   }
   return svg + "</svg>";
 }
@@ -100,10 +79,11 @@ struct Row {
 };
 
 const std::vector<Row>& rows() {
-  static const std::vector<Row> r = {
+  static const std::vector<Row> kRows = {
       {"jobs completed",
        [](const Summary& s) { return fmt::format("{}/{}", s.completed, s.jobs); }},
-      {"never started", [](const Summary& s) { return fmt::format("{}", s.never_started); }},
+      {"never started (impossible)",
+       [](const Summary& s) { return fmt::format("{} ({})", s.never_started, s.impossible); }},
       {"utilization (allocated)",
        [](const Summary& s) { return fmt::format("{:.1f} %", 100 * s.utilization_allocated); }},
       {"utilization (productive)",
@@ -129,7 +109,7 @@ const std::vector<Row>& rows() {
       {"fairness (Jain)", [](const Summary& s) { return fmt::format("{:.3f}", s.jain_fairness); }},
       {"events", [](const Summary& s) { return fmt::format("{}", s.events); }},
   };
-  return r;
+  return kRows;
 }
 
 }  // namespace
@@ -153,6 +133,7 @@ nlohmann::json to_json(const Summary& s) {
           {"timed_out", s.timed_out},
           {"unfinished", s.unfinished},
           {"never_started", s.never_started},
+          {"impossible", s.impossible},
           {"span_s", s.span_s},
           {"cluster_gpus", s.cluster_gpus},
           {"utilization_allocated", s.utilization_allocated},
@@ -249,18 +230,18 @@ std::string render_html(const std::vector<NamedResult>& runs, const nlohmann::js
       "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child{text-align:"
       "left}.key span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px}"
       "</style></head><body><h1>cardiac sim</h1><h2>Setup</h2><pre>" +
-      escape(setup.dump(2)) + "</pre><h2>Comparison</h2><table><tr><th></th>";
-  for (const auto& r : runs) h += "<th>" + escape(r.label) + "</th>";
+      html_escape(setup.dump(2)) + "</pre><h2>Comparison</h2><table><tr><th></th>";
+  for (const auto& r : runs) h += "<th>" + html_escape(r.label) + "</th>";
   h += "</tr>";
   for (const Row& row : rows()) {
     h += std::string("<tr><td>") + row.name + "</td>";
-    for (const auto& r : runs) h += "<td>" + escape(row.cell(r.result.summary)) + "</td>";
+    for (const auto& r : runs) h += "<td>" + html_escape(row.cell(r.result.summary)) + "</td>";
     h += "</tr>";
   }
   h += "</table><p class=\"key\">";
   for (std::size_t i = 0; i < runs.size(); ++i) {
     h += fmt::format("<span style=\"background:{}\"></span>{}", kColors[i % std::size(kColors)],
-                     escape(runs[i].label));
+                     html_escape(runs[i].label));
   }
   h += "</p><h2>Over time</h2>";
   h += svg_chart(
@@ -285,7 +266,7 @@ std::string render_html(const std::vector<NamedResult>& runs, const nlohmann::js
       runs, "GPUs down", [](const SeriesPoint& p) { return static_cast<double>(p.down_gpus); },
       "GPUs");
   h += "<h2>ETTR by job size</h2><table><tr><th>GPUs up to</th>";
-  for (const auto& r : runs) h += "<th>" + escape(r.label) + "</th>";
+  for (const auto& r : runs) h += "<th>" + html_escape(r.label) + "</th>";
   h += "</tr>";
   std::map<unsigned, int> classes;
   for (const auto& r : runs) {
@@ -302,14 +283,14 @@ std::string render_html(const std::vector<NamedResult>& runs, const nlohmann::js
     h += "</tr>";
   }
   h += "</table><h2>Interruptions by cause</h2><table><tr><th>cause</th>";
-  for (const auto& r : runs) h += "<th>" + escape(r.label) + "</th>";
+  for (const auto& r : runs) h += "<th>" + html_escape(r.label) + "</th>";
   h += "</tr>";
   std::map<std::string, int> causes;
   for (const auto& r : runs) {
     for (const auto& [c, n] : r.result.summary.interruptions_by_cause) causes[c] = 0;
   }
   for (const auto& [c, unused] : causes) {
-    h += "<tr><td>" + escape(c) + "</td>";
+    h += "<tr><td>" + html_escape(c) + "</td>";
     for (const auto& r : runs) {
       auto it = r.result.summary.interruptions_by_cause.find(c);
       h += fmt::format("<td>{}</td>",

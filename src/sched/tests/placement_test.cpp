@@ -4,6 +4,7 @@
 // search against a brute-force one on random clusters.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "sched/sched.h"
@@ -171,15 +172,19 @@ TEST(Placement, GpuIndicesNeedNotBePositions) {
 }
 
 // The indexed search finds a placement exactly when a brute-force count says one exists, and
-// what it returns is usable, on random clusters with mixed memory, health and use.
+// what it returns is usable, on random clusters with mixed memory, health, use and GPU models
+// (every other seed), for jobs with random model lists.
 TEST(Placement, IndexedSearchAgreesWithBruteForce) {
   for (unsigned seed = 1; seed <= 400; ++seed) {
     std::mt19937 rng(seed);
     auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
     Cluster c;
-    const int nodes = 1 + pick(6);
+    const std::vector<std::string> models = {"", "A", "B", "C"};
+    const bool mixed = seed % 2 == 0;
+    const int nodes = 1 + pick(mixed ? 12 : 6);
     for (int n = 0; n < nodes; ++n) {
       Node node = make_node("n" + std::to_string(n), 1 + pick(8));
+      if (mixed) node.model = models[pick(4)];
       for (Gpu& g : node.gpus) {
         g.memory_bytes = (pick(3) == 0 ? 40 : 80) * kGiB;
         if (pick(5) == 0) g.memory_used_outside = pick(30) * kGiB;
@@ -197,12 +202,24 @@ TEST(Placement, IndexedSearchAgreesWithBruteForce) {
     }
     detail::ClusterState state(c);
     for (int t = 0; t < 20; ++t) {
-      detail::Need need{.gpus = static_cast<unsigned>(1 + pick(10)),
-                        .max_nodes = static_cast<unsigned>(1 + pick(3)),
-                        .memory = pick(3) == 0 ? 0 : pick(85) * kGiB,
-                        .shared = pick(3) == 0};
+      Job job = make_job(t + 1, static_cast<unsigned>(1 + pick(10)));
+      job.nodes = static_cast<unsigned>(1 + pick(3));
+      job.gpu_memory = pick(3) == 0 ? 0 : pick(85) * kGiB;
+      job.shared = pick(3) == 0;
+      if (mixed) {
+        for (int m = pick(3); m > 0; --m) job.models.push_back(models[1 + pick(3)]);
+      }
+      const detail::Need need = state.need_of(job);
+      detail::Need any_model = need;
+      any_model.allowed = nullptr;
+      auto accepts = [&](unsigned n) {
+        return job.models.empty() || std::find(job.models.begin(), job.models.end(),
+                                               c.nodes[n].model) != job.models.end();
+      };
       std::vector<unsigned> per_node;
-      for (unsigned n = 0; n < c.nodes.size(); ++n) per_node.push_back(state.eligible(n, need));
+      for (unsigned n = 0; n < c.nodes.size(); ++n) {
+        per_node.push_back(accepts(n) ? state.eligible(n, any_model) : 0);
+      }
       std::sort(per_node.begin(), per_node.end(), std::greater<>());
       bool exists = false;
       for (unsigned k = 1; k <= std::min<unsigned>(need.max_nodes, per_node.size()) && !exists;
@@ -219,6 +236,7 @@ TEST(Placement, IndexedSearchAgreesWithBruteForce) {
       std::sort(sorted.begin(), sorted.end());
       ASSERT_TRUE(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
       for (unsigned g : a->gpus) {
+        ASSERT_TRUE(accepts(state.node_of(g))) << "seed " << seed << " try " << t;
         const detail::GpuSlot& s = state.gpus()[g];
         ASSERT_TRUE(s.usable);
         ASSERT_EQ(s.exclusive, 0u);

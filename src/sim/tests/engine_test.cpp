@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include <fmt/format.h>
+#include "core/format.h"
 
 #include <cmath>
 #include <cstdio>
@@ -102,11 +102,14 @@ TEST(SimExact, TimeLimitEndsAJobAsTimedOut) {
 
 TEST(SimExact, AJobTooBigForTheClusterNeverStartsAndTheRunStillEnds) {
   std::vector<TraceJob> jobs = {job(0, 0, 16, 100), job(1, 5, 1, 10)};
-  auto r = simulate(config("1x8", "backfill"), jobs);
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->jobs[0].start, -1);
-  EXPECT_EQ(r->jobs[1].start, 5 * kSec);
-  EXPECT_EQ(r->summary.never_started, 1u);
+  for (const char* policy : {"fcfs", "backfill", "priority"}) {
+    auto r = simulate(config("1x8", policy), jobs);
+    ASSERT_TRUE(r) << policy;
+    EXPECT_EQ(r->jobs[0].start, -1) << policy;
+    EXPECT_EQ(r->jobs[1].start, 5 * kSec) << policy;
+    EXPECT_EQ(r->summary.never_started, 1u) << policy;
+    EXPECT_EQ(r->summary.impossible, 1u) << policy;
+  }
 }
 
 TEST(SimSegment, BlockingCheckpointsAndTheWorkTheyKeep) {
