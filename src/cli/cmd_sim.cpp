@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `cardiac sim`: simulate a GPU cluster under several policies at once (one thread each), and
 // `cardiac sim checkpoint`: the Young/Daly advice with a Monte Carlo check.
-#include <fmt/format.h>
 #include <unistd.h>
+#include "core/format.h"
 
 #include <atomic>
 #include <fstream>
