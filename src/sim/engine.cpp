@@ -111,7 +111,7 @@ void Engine::enqueue(std::uint32_t j) {
   // A job no node set of the cluster could ever hold stays out of the queue: it would never
   // start, and strict-order policies would keep looking at it on every pass.
   const std::string key =
-      fmt::format("{}/{}/{}/{}", job.gpus, job.nodes, job.gpu_memory, job.shared);
+      fmt::format("{}/{}/{}/{}/{}", job.gpus, job.nodes, job.gpu_memory, job.shared, t.gpu_type);
   auto it = feasible_.find(key);
   if (it == feasible_.end()) {
     it = feasible_.emplace(key, sched::feasible(session_.cluster(), job).has_value()).first;
@@ -298,8 +298,12 @@ Result<SimResult> Engine::run() {
   const TimeNs last_submit = trace_.empty() ? 0 : trace_.back().submit;
   const TimeNs fail_horizon =
       cfg_.horizon > 0 ? cfg_.horizon : last_submit + 3650LL * 86400 * kNsPerSec;
+  // Mixed node sizes: the average count keeps the cluster's failure rate (per GPU) right.
+  const unsigned avg_gpus =
+      std::max(1u, static_cast<unsigned>(std::lround(static_cast<double>(cfg_.cluster.gpus()) /
+                                                     std::max(1u, cfg_.cluster.nodes()))));
   const Topology topo{.nodes = cfg_.cluster.nodes(),
-                      .gpus_per_node = cfg_.cluster.types.front().gpus_per_node,
+                      .gpus_per_node = avg_gpus,
                       .nodes_per_domain = cfg_.cluster.nodes_per_domain};
   FailureProcess process(cfg_.failures, topo, cfg_.seed, failures ? fail_horizon : 0);
   std::optional<FailureEvent> next_fail = failures ? process.next() : std::nullopt;

@@ -41,7 +41,9 @@ std::vector<unsigned> Gpus::hit_by(const FailureEvent& f, unsigned nodes_per_dom
     return out;
   }
   std::vector<unsigned> node = of_node(f.node);
-  if (f.gpu >= 0 && static_cast<std::size_t>(f.gpu) < node.size()) return {node[f.gpu]};
+  // The failure process draws a GPU as if every node had the average count: on a smaller
+  // node it stands for one of that node's GPUs.
+  if (f.gpu >= 0 && !node.empty()) return {node[static_cast<std::size_t>(f.gpu) % node.size()]};
   return node;
 }
 
@@ -63,6 +65,7 @@ std::vector<sched::Node> build_nodes(const SimConfig& config) {
   auto add = [&](const NodeType& t) {
     sched::Node n;
     n.name = "n" + std::to_string(nodes.size());
+    n.model = t.model;
     for (unsigned i = 0; i < t.gpus_per_node; ++i) {
       n.gpus.push_back(sched::Gpu{.index = i, .memory_bytes = t.gpu_memory, .nvlink_domain = 0});
     }
@@ -303,9 +306,16 @@ sched::Job to_sched_job(std::uint32_t index, const TraceJob& t, const JobState& 
   j.id = index;
   j.user = user_of(t);
   j.gpus = t.gpus;
-  const unsigned per =
-      config.cluster.types.empty() ? 8 : config.cluster.types.front().gpus_per_node;
-  j.nodes = std::max(1u, (t.gpus + per - 1) / std::max(1u, per));
+  // The fewest nodes of the largest kind, at least; the placement may use fewer.
+  unsigned per = 1;
+  for (const NodeType& nt : config.cluster.types) per = std::max(per, nt.gpus_per_node);
+  j.nodes = std::max(1u, (t.gpus + per - 1) / per);
+  // "V100M16|V100M32": any of these models; "" any model.
+  for (std::size_t at = 0; at < t.gpu_type.size();) {
+    const std::size_t bar = std::min(t.gpu_type.find('|', at), t.gpu_type.size());
+    if (bar > at) j.models.push_back(t.gpu_type.substr(at, bar - at));
+    at = bar + 1;
+  }
   if (t.gpu_share < 1.0) {
     j.shared = true;
     const std::uint64_t mem =

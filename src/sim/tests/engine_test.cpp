@@ -112,6 +112,21 @@ TEST(SimExact, AJobTooBigForTheClusterNeverStartsAndTheRunStillEnds) {
   }
 }
 
+// GPU models: each job runs only on the models it lists; a model the cluster lacks makes the
+// job impossible; a list of two takes whichever frees first.
+TEST(SimExact, JobsRunOnlyOnTheGpuModelsTheyAccept) {
+  std::vector<TraceJob> jobs = {job(0, 0, 4, 100), job(1, 0, 4, 50), job(2, 0, 4, 10),
+                                job(3, 1, 4, 10)};
+  jobs[0].gpu_type = "T4";
+  jobs[1].gpu_type = "A100";
+  jobs[2].gpu_type = "H100";
+  jobs[3].gpu_type = "T4|A100";
+  auto r = simulate(config("1x4:A100,1x4:T4", "backfill"), jobs);
+  ASSERT_TRUE(r) << r.error().what();
+  EXPECT_EQ(starts(*r), (std::vector<double>{0, 0, -1e-9, 50}));
+  EXPECT_EQ(r->summary.impossible, 1u);
+}
+
 TEST(SimSegment, BlockingCheckpointsAndTheWorkTheyKeep) {
   detail::JobState s;
   s.tau_s = 100;
