@@ -84,7 +84,7 @@ void BM_Llama3Scale(benchmark::State& state) {
 BENCHMARK(BM_Llama3Scale)->Unit(benchmark::kMillisecond);
 
 // 100,000 GPUs for a year: 1,000,000 jobs (1–4,096 GPUs) at 80 % offered load, failures from
-// the llama3 preset, Daly checkpoints, FCFS.
+// the llama3 preset, Daly checkpoints; FCFS (0) and EASY backfill (1).
 void BM_Year100k(benchmark::State& state) {
   sim::SimConfig c;
   c.cluster = *sim::parse_cluster("12500x8+100");
@@ -107,7 +107,7 @@ void BM_Year100k(benchmark::State& state) {
   const sim::Trace t = sim::synthesize(p, 1);
   run(state, c, t.jobs);
 }
-BENCHMARK(BM_Year100k)->Arg(0)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_Year100k)->Arg(0)->Arg(1)->Unit(benchmark::kSecond)->Iterations(1);
 
 }  // namespace
 

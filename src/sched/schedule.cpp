@@ -43,19 +43,25 @@ struct Plan {
 };
 
 // The head job's reservation: release running jobs in order of their expected end (start +
-// time limit) until the job fits; that time and those GPUs are the reservation.
-std::optional<Plan> plan_start(const ClusterState& state, std::vector<Ending> ends,
-                               const Need& need, bool spread, TimeNs now) {
+// time limit) until the job fits; that time and those GPUs are the reservation. The releases
+// are made on `state` itself and undone before returning (apply is release's exact inverse):
+// a copy of the whole cluster for every plan was most of a backfill pass at 100,000 GPUs.
+std::optional<Plan> plan_start(ClusterState& state, std::vector<Ending> ends, const Need& need,
+                               bool spread, TimeNs now) {
   std::sort(ends.begin(), ends.end(), [](const Ending& a, const Ending& b) {
     return a.end != b.end ? a.end < b.end : a.seq < b.seq;
   });
-  ClusterState s = state;
-  for (std::size_t i = 0; i < ends.size();) {
-    const TimeNs t = ends[i].end;
-    for (; i < ends.size() && ends[i].end == t; ++i) s.release(*ends[i].alloc);
-    if (auto a = s.find(need, spread)) return Plan{.start = std::max(t, now), .alloc = *a};
+  std::optional<Plan> plan;
+  std::size_t released = 0;
+  while (released < ends.size() && !plan) {
+    const TimeNs t = ends[released].end;
+    for (; released < ends.size() && ends[released].end == t; ++released) {
+      state.release(*ends[released].alloc);
+    }
+    if (auto a = state.find(need, spread)) plan = Plan{.start = std::max(t, now), .alloc = *a};
   }
-  return std::nullopt;
+  for (std::size_t k = released; k-- > 0;) state.apply(*ends[k].alloc);
+  return plan;
 }
 
 std::vector<Ending> running_ends(const Cluster& cluster, const ClusterState& state) {
@@ -194,7 +200,10 @@ ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& c
   std::optional<unsigned> blocker;  // the job the rest wait behind (strict order)
   std::optional<unsigned> head;     // backfill: the job holding the reservation
   std::optional<Plan> plan;
-  std::optional<ClusterState> masked;  // backfill: now, without the head's reserved GPUs
+  // Backfill: the head's reserved GPUs that could take work now (nothing exclusive on them),
+  // hidden from jobs that would still run at the reservation. Hidden on `state` itself and
+  // shown again for jobs done by then, instead of a copy of the cluster without them.
+  std::vector<unsigned> hidden;
   std::vector<std::pair<DurationNs, Alloc>> started;
 
   for (unsigned idx : ranking.order) {
@@ -233,17 +242,23 @@ ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& c
     // Behind the head, a job done by the reservation may use any free GPU; one that runs past
     // it only the GPUs the reservation does not need.
     const bool done_in_time = job.time_limit > 0 && plan && now + job.time_limit <= plan->start;
-    const std::optional<Alloc> a =
-        !head || done_in_time ? state.find(need, policy.spread) : masked->find(need, policy.spread);
+    if (head && done_in_time) state.unmask(hidden);
+    const std::optional<Alloc> a = state.find(need, policy.spread);
     if (a) {
       res.starts.push_back(Start{.job = job.id, .placement = state.to_placement(*a)});
       state.apply(*a);
-      if (masked) masked->apply(*a);
       if (!head) started.emplace_back(job.time_limit, *a);
-      continue;
     }
+    if (head && done_in_time) state.mask(hidden);
+    if (a) continue;
     if (head) {
-      w.wait = policy.explain && state.fits(need) ? Wait::kReserved : Wait::kShortfall;
+      bool fits = false;
+      if (policy.explain) {
+        state.unmask(hidden);
+        fits = state.fits(need);
+        state.mask(hidden);
+      }
+      w.wait = fits ? Wait::kReserved : Wait::kShortfall;
       continue;
     }
     if (!backfill) {
@@ -267,9 +282,12 @@ ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& c
     w.wait = Wait::kHead;
     res.reservation = std::make_pair(job.id, plan->start);
     res.reserved = state.to_placement(plan->alloc);
-    masked.emplace(state);
-    masked->mask(plan->alloc.gpus);
+    for (unsigned g : plan->alloc.gpus) {
+      if (state.gpus()[g].usable && state.gpus()[g].exclusive == 0) hidden.push_back(g);
+    }
+    state.mask(hidden);
   }
+  state.unmask(hidden);
 
   if (policy.explain) {
     fill_reasons(cluster, state, pending,

@@ -232,6 +232,14 @@ void ClusterState::release(const Alloc& a) {
   }
 }
 
+void ClusterState::unmask(const std::vector<unsigned>& gpus) {
+  for (unsigned g : gpus) {
+    const GpuSlot before = gpus_[g];
+    gpus_[g].usable = true;
+    update_gpu(g, before);
+  }
+}
+
 void ClusterState::mask(const std::vector<unsigned>& gpus) {
   for (unsigned g : gpus) {
     const GpuSlot before = gpus_[g];

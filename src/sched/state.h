@@ -86,8 +86,10 @@ class ClusterState {
   // A GPU fenced, busy outside, healthy again or degraded, with the indexes kept right. Only
   // for GPUs that were usable when the state was built: memory classes count those.
   void set_usable(unsigned g, bool usable, bool degraded);
-  // Makes GPUs unusable for the rest of the pass (backfill hides the head job's reserved GPUs).
+  // Makes GPUs unusable (backfill hides the head job's reserved GPUs) and usable again; unmask
+  // only GPUs that were usable before mask.
   void mask(const std::vector<unsigned>& gpus);
+  void unmask(const std::vector<unsigned>& gpus);
 
   [[nodiscard]] std::vector<NodeGpus> to_placement(const Alloc& a) const;
   // Running jobs' allocations, index-aligned with Cluster::running.

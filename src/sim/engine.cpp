@@ -136,7 +136,10 @@ void Engine::start(const sched::Start& st, TimeNs now) {
   for (const sched::NodeGpus& ng : st.placement) {
     for (unsigned g : ng.gpus) s.gpus.push_back(gpus_.flat(ng.node, g));
   }
-  for (unsigned g : s.gpus) gpus_.owners[g].push_back(j);
+  for (unsigned g : s.gpus) {
+    if (gpus_.owners[g].empty() && !gpus_.state[g].down) --gpus_.idle;
+    gpus_.owners[g].push_back(j);
+  }
   ++running_;
   const detail::Segment seg = detail::plan_segment(s, t, cfg_.checkpoint);
   s.seg_end = now + seg.wall;
@@ -199,6 +202,7 @@ void Engine::take_down(unsigned g, TimeNs until, bool maintenance) {
   gs.down_until = std::max(gs.down_until, until);
   if (maintenance) ++gs.maintenance;
   if (!gs.down) {
+    if (gpus_.owners[g].empty()) --gpus_.idle;
     gs.down = true;
     ++gpus_.down;
     session_.set_health(gpus_.node_of[g], gpus_.pos_of[g], sched::GpuHealth::kFenced);
@@ -209,6 +213,7 @@ void Engine::bring_up(unsigned g, TimeNs now) {
   detail::GpuState& gs = gpus_.state[g];
   if (!gs.down || gs.down_until > now || gs.maintenance > 0) return;
   gs.down = false;
+  if (gpus_.owners[g].empty()) ++gpus_.idle;
   --gpus_.down;
   session_.set_health(gpus_.node_of[g], gpus_.pos_of[g], sched::GpuHealth::kOk);
   dirty_ = true;
@@ -243,6 +248,18 @@ void Engine::pass(TimeNs now) {
   dirty_ = false;
   // FCFS keeps strict submit order: jobs that arrive behind a blocked head cannot start.
   if (blocked_ && only_arrivals_ && cfg_.policy.name == "fcfs") return;
+  // Nothing can start when no pending job fits in the idle GPUs: skip the pass (exclusive jobs
+  // only; shared ones may fit beside others). Whatever frees GPUs marks the queue dirty again.
+  unsigned smallest = std::numeric_limits<unsigned>::max();
+  bool shared = false;
+  for (const sched::Job& j : pending_) {
+    smallest = std::min(smallest, j.gpus);
+    shared = shared || j.shared;
+  }
+  if (!shared && gpus_.idle < smallest) {
+    blocked_ = true;
+    return;
+  }
   only_arrivals_ = true;
   ++acc_.passes;
   sched::PolicyConfig policy = cfg_.policy;

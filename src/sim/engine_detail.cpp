@@ -17,6 +17,7 @@ Gpus::Gpus(const sched::Cluster& cluster) {
   }
   state.resize(node_of.size());
   owners.resize(node_of.size());
+  idle = static_cast<unsigned>(node_of.size());
 }
 
 std::vector<unsigned> Gpus::of_node(unsigned node) const {
@@ -56,7 +57,10 @@ std::vector<std::uint32_t> Gpus::jobs_on(const std::vector<unsigned>& gpus) cons
 }
 
 void release(Gpus& gpus, JobState& s, std::uint32_t job) {
-  for (unsigned g : s.gpus) std::erase(gpus.owners[g], job);
+  for (unsigned g : s.gpus) {
+    std::erase(gpus.owners[g], job);
+    if (gpus.owners[g].empty() && !gpus.state[g].down) ++gpus.idle;
+  }
   s.gpus.clear();
 }
 

@@ -63,6 +63,7 @@ struct Gpus {
   std::vector<GpuState> state{};
   std::vector<std::vector<std::uint32_t>> owners{};
   unsigned down = 0;
+  unsigned idle = 0;  // neither down nor held by a job
 };
 
 void release(Gpus& gpus, JobState& s, std::uint32_t job);
