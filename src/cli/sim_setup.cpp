@@ -5,11 +5,6 @@
 
 #include "core/format.h"
 
-#include <toml++/toml.h>
-#include <fstream>
-#include <set>
-#include <sstream>
-
 #include "core/strings.h"
 #include "sim/synth.h"
 
@@ -29,104 +24,6 @@ std::vector<std::string> split_list(const std::string& s) {
   }
   if (!cur.empty()) out.push_back(cur);
   return out;
-}
-
-// The file's keys fill only what the flags left unset.
-Status apply_file(const std::string& path, SimFlags& f) {
-  std::ifstream in(path);
-  if (!in) return fail(Error::io(path, errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  toml::table root;
-  try {
-    root = toml::parse(ss.str(), path);
-  } catch (const toml::parse_error& e) {
-    return fail(Error::parse(
-        std::string(e.description()),
-        fmt::format("{}:{}:{}", path, e.source().begin.line, e.source().begin.column)));
-  }
-  static const std::set<std::string> kKnown = {
-      "trace",    "format",   "synth",      "jobs", "load", "nodes_file", "cluster",
-      "policies", "failures", "checkpoint", "seed", "days", "threads"};
-  for (const auto& [key, node] : root) {
-    const std::string k(key.str());
-    auto where =
-        fmt::format("{}:{}:{}", path, node.source().begin.line, node.source().begin.column);
-    if (!kKnown.contains(k)) {
-      return fail(Error::parse(fmt::format("unknown key '{}'", k), where));
-    }
-    auto want_string = [&](std::string& dst) -> Status {
-      if (!node.is_string())
-        return fail(Error::parse(fmt::format("'{}' must be a string", k), where));
-      if (dst.empty() || dst == "auto") dst = *node.value<std::string>();
-      return {};
-    };
-    // A string or an array of strings; flags given on the command line win.
-    auto strings = [&](std::vector<std::string>& dst) -> Status {
-      std::vector<std::string> v;
-      if (node.is_string()) {
-        v.push_back(*node.value<std::string>());
-      } else if (const toml::array* a = node.as_array()) {
-        for (const auto& e : *a) {
-          if (!e.is_string()) {
-            return fail(Error::parse(fmt::format("'{}' must be a string or strings", k), where));
-          }
-          v.push_back(*e.value<std::string>());
-        }
-      } else {
-        return fail(Error::parse(fmt::format("'{}' must be a string or strings", k), where));
-      }
-      if (dst.empty()) dst = std::move(v);
-      return {};
-    };
-    if (k == "policies") {
-      std::vector<std::string> v;
-      CARDIAC_TRY(strings(v));
-      if (f.policy.empty()) {
-        for (const auto& p : v) f.policy += (f.policy.empty() ? "" : ",") + p;
-      }
-    } else if (k == "failures") {
-      CARDIAC_TRY(strings(f.failures));
-    } else if (k == "checkpoint") {
-      CARDIAC_TRY(strings(f.checkpoint));
-    } else if (k == "seeds") {
-      std::vector<std::uint64_t> v;
-      const toml::array* a = node.as_array();
-      if (node.is_integer()) v.push_back(static_cast<std::uint64_t>(*node.value<std::int64_t>()));
-      for (std::size_t i = 0; a && i < a->size(); ++i) {
-        if (!(*a)[i].is_integer() || *(*a)[i].value<std::int64_t>() < 0) {
-          return fail(Error::parse("'seeds' must be non-negative integers", where));
-        }
-        v.push_back(static_cast<std::uint64_t>(*(*a)[i].value<std::int64_t>()));
-      }
-      if (v.empty()) return fail(Error::parse("'seeds' must be non-negative integers", where));
-      if (f.seeds.empty()) f.seeds = std::move(v);
-    } else if (k == "jobs" || k == "threads" || k == "nodes_per_domain") {
-      if (!node.is_integer() || *node.value<std::int64_t>() < 0) {
-        return fail(Error::parse(fmt::format("'{}' must be a non-negative integer", k), where));
-      }
-      const auto v = *node.value<std::int64_t>();
-      if (k == "jobs" && f.jobs == 0) f.jobs = static_cast<std::size_t>(v);
-      if (k == "threads" && f.threads == 0) f.threads = static_cast<unsigned>(v);
-      if (k == "nodes_per_domain" && f.nodes_per_domain == 0) {
-        f.nodes_per_domain = static_cast<unsigned>(v);
-      }
-    } else if (k == "load" || k == "days") {
-      if (!node.is_number())
-        return fail(Error::parse(fmt::format("'{}' must be a number", k), where));
-      const double v = *node.value<double>();
-      if (k == "load" && f.load == 0) f.load = v;
-      if (k == "days" && f.days == 0) f.days = v;
-    } else {
-      std::string* dst = k == "trace"        ? &f.trace
-                         : k == "format"     ? &f.format
-                         : k == "synth"      ? &f.synth
-                         : k == "nodes_file" ? &f.nodes_file
-                                             : &f.cluster;
-      CARDIAC_TRY(want_string(*dst));
-    }
-  }
-  return {};
 }
 
 Result<sim::ClusterSpec> cluster_of(const SimFlags& f, const sim::Trace& trace) {
@@ -181,6 +78,8 @@ void add_sim_flags(CLI::App& sub, SimFlags& f) {
   sub.add_option("--nodes-per-domain", f.nodes_per_domain,
                  "Nodes under one switch / rack / power domain (default 16)");
   sub.add_option("--days", f.days, "Stop after this many simulated days");
+  sub.add_option("--backfill-interval", f.backfill_interval,
+                 "Backfill at most this often, like Slurm's bf_interval (default 30s; 0: always)");
   sub.add_option("--threads", f.threads, "Runs in parallel (default: every core)");
   sub.add_flag("--json", f.json, "JSON output");
   sub.add_flag("-q,--quiet", f.quiet, "No progress on stderr");
@@ -191,7 +90,15 @@ void add_sim_flags(CLI::App& sub, SimFlags& f) {
 
 Result<SimSetup> build_sim_setup(const SimFlags& flags) {
   SimFlags f = flags;
-  if (!f.config.empty()) CARDIAC_TRY(apply_file(f.config, f));
+  if (!f.backfill_interval.empty()) {
+    auto ns = parse_duration_ns(f.backfill_interval);
+    if (!ns || *ns < 0) {
+      return fail(Error::invalid(fmt::format(
+          "--backfill-interval '{}': expected a duration like 30s", f.backfill_interval)));
+    }
+    f.tuning.backfill_interval = *ns;
+  }
+  if (!f.config.empty()) CARDIAC_TRY(apply_sim_file(f.config, f));
   SimSetup setup;
   if (!f.trace.empty() && !f.synth.empty()) {
     return fail(Error::invalid("give --trace or --synth, not both"));
@@ -249,6 +156,17 @@ Result<SimSetup> build_sim_setup(const SimFlags& flags) {
     auto p = sched::parse_policy(name);
     if (!p) return fail(p.error().with_context("--policy"));
     p->explain = false;
+    const PolicyTuning& t = f.tuning;
+    if (t.half_life) p->half_life = *t.half_life;
+    if (t.max_age) p->weights.max_age = *t.max_age;
+    if (t.fair_tree) p->fair_tree = *t.fair_tree;
+    if (t.favor_small) p->weights.favor_small = *t.favor_small;
+    if (t.spread) p->spread = *t.spread;
+    if (t.dampening) p->dampening = *t.dampening;
+    if (t.w_age) p->weights.age = *t.w_age;
+    if (t.w_fairshare) p->weights.fairshare = *t.w_fairshare;
+    if (t.w_job_size) p->weights.job_size = *t.w_job_size;
+    if (t.w_qos) p->weights.qos = *t.w_qos;
     parsed.push_back(*p);
   }
   // Labels name only what varies across the sweep (the policy always).
@@ -264,6 +182,9 @@ Result<SimSetup> build_sim_setup(const SimFlags& flags) {
           run.config.failures = models[fi];
           run.config.checkpoint = ckpts[ci];
           run.config.seed = seed;
+          if (f.tuning.backfill_interval) {
+            run.config.backfill_interval = *f.tuning.backfill_interval;
+          }
           setup.runs.push_back(std::move(run));
         }
       }

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,14 @@
 #include "sim/trace.h"
 
 namespace cardiac::cli {
+
+// The scheduling policies' parameters (sched::PolicyConfig, and the simulator's backfill
+// interval); unset ones keep their defaults.
+struct PolicyTuning {
+  std::optional<DurationNs> half_life, max_age, backfill_interval;
+  std::optional<bool> fair_tree, favor_small, spread;
+  std::optional<double> dampening, w_age, w_fairshare, w_job_size, w_qos;
+};
 
 struct SimFlags {
   std::string config;
@@ -28,6 +37,8 @@ struct SimFlags {
   std::vector<std::string> checkpoint;
   std::vector<std::uint64_t> seeds;
   unsigned nodes_per_domain = 0;
+  PolicyTuning tuning;
+  std::string backfill_interval;  // the flag's text
   double days = 0;
   unsigned threads = 0;
   bool json = false;
@@ -47,6 +58,9 @@ struct SimSetup {
   std::vector<SimRun> runs;
   nlohmann::json description;  // what was simulated, for the reports
 };
+
+// Reads `path` into the flags it leaves unset (flags win).
+Status apply_sim_file(const std::string& path, SimFlags& f);
 
 // Flags win over the configuration file; errors name the file, line and key or the flag.
 Result<SimSetup> build_sim_setup(const SimFlags& flags);

@@ -63,6 +63,39 @@ TEST(SimE2E, SameSeedSameTableWithFailures) {
   EXPECT_NE(a.out.find("interruptions"), std::string::npos);
 }
 
+TEST(SimE2E, ConfigFileSweepsAndTunesThePolicies) {
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/sim.toml") << R"(synth = "philly"
+jobs = 1500
+cluster = "32x8"
+policies = ["fcfs", "fairshare"]
+failures = "llama3:scale=20"
+checkpoint = ["daly", "fixed:1h"]
+seeds = [1, 2]
+nodes_per_domain = 8
+[policy]
+half_life = "1d"
+fair_tree = false
+[policy.weights]
+fairshare = 10000
+)";
+  auto r = run_cardiac({"sim", "--config", dir + "/sim.toml", "--json", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["runs"].size(), 8u);  // 2 policies x 2 checkpoint policies x 2 seeds
+  EXPECT_EQ(j["runs"][0]["label"], "fcfs | daly | seed 1");
+  EXPECT_EQ(j["runs"][7]["label"], "fairshare | fixed:1h | seed 2");
+  EXPECT_EQ(j["setup"]["nodes_per_domain"], 8);
+  // Flags win over the file.
+  r = run_cardiac({"sim", "--config", dir + "/sim.toml", "--policy", "sjf", "--seed", "3", "--json",
+                   "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["runs"].size(), 2u);
+  EXPECT_EQ(j["runs"][1]["label"], "sjf | fixed:1h");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(SimE2E, CheckpointAdvisorGivesDalysInterval) {
   auto r = run_cardiac({"sim", "checkpoint", "--gpus", "16384", "--mtbf-gpu-hours", "50680",
                         "--write", "60s", "--restart", "10m", "--json", "--runs", "200"});
@@ -82,11 +115,21 @@ TEST(SimE2E, BadInputNamesTheFileLineAndField) {
   EXPECT_NE(r.err.find(dir + "/t.csv:3:3"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("gpus"), std::string::npos) << r.err;
 
-  std::ofstream(dir + "/c.toml") << "cluster = \"4x8\"\npolicy = \"fcfs\"\n";
+  std::ofstream(dir + "/c.toml") << "cluster = \"4x8\"\npolices = [\"fcfs\"]\n";
   r = run_cardiac({"sim", "--config", dir + "/c.toml", "--quiet"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find(dir + "/c.toml:2:"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("unknown key 'policy'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown key 'polices'"), std::string::npos) << r.err;
+  std::ofstream(dir + "/c.toml", std::ios::trunc) << "cluster = \"4x8\"\npolicy = \"fcfs\"\n";
+  r = run_cardiac({"sim", "--config", dir + "/c.toml", "--quiet"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("'policy' must be a table"), std::string::npos) << r.err;
+
+  std::ofstream(dir + "/p.toml") << "cluster = \"4x8\"\n[policy]\nhalf_lfe = \"1d\"\n";
+  r = run_cardiac({"sim", "--config", dir + "/p.toml", "--quiet"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(dir + "/p.toml:3:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("policy.half_lfe"), std::string::npos) << r.err;
 
   r = run_cardiac({"sim", "--cluster", "4y8", "--quiet"});
   EXPECT_EQ(r.exit_code, 2);
