@@ -235,6 +235,8 @@ ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& c
       continue;
     }
     if (blocker) {
+      // Strict order: nothing after the blocker starts; only the reasons need the rest.
+      if (!policy.explain) break;
       w.wait = Wait::kBehind;
       continue;
     }

@@ -76,6 +76,7 @@ class Engine {
   bool dirty_ = false;
   bool blocked_ = false;  // the last pass left a job that could not start
   bool only_arrivals_ = true;
+  unsigned head_gpus_ = 0;  // GPUs of the first job the last pass could not start
   std::size_t running_ = 0;
   std::map<unsigned, double> tau_cache_;
   std::map<std::string, bool> feasible_;  // by the job's shape
@@ -121,7 +122,14 @@ void Engine::enqueue(std::uint32_t j) {
     ++acc_.impossible;
     return;
   }
-  pending_.push_back(std::move(job));
+  // Kept in submit order (a requeued job goes back to its place): FCFS passes then need no
+  // sort, and the strict-order shortcuts below see the true head.
+  const auto at =
+      std::upper_bound(pending_.begin(), pending_.end(), job, [](const auto& a, const auto& b) {
+        return a.submit_time != b.submit_time ? a.submit_time < b.submit_time : a.id < b.id;
+      });
+  if (at != pending_.end()) head_gpus_ = 0;  // it goes ahead of jobs already waiting
+  pending_.insert(at, std::move(job));
   dirty_ = true;
 }
 
@@ -246,8 +254,11 @@ void Engine::on_failure(const FailureEvent& f) {
 void Engine::pass(TimeNs now) {
   if (!dirty_ || pending_.empty()) return;
   dirty_ = false;
-  // FCFS keeps strict submit order: jobs that arrive behind a blocked head cannot start.
-  if (blocked_ && only_arrivals_ && cfg_.policy.name == "fcfs") return;
+  // FCFS keeps strict submit order: jobs that arrive behind a blocked head cannot start, and
+  // nothing starts while the head needs more GPUs than are idle.
+  if (blocked_ && cfg_.policy.name == "fcfs" && (only_arrivals_ || gpus_.idle < head_gpus_)) {
+    return;
+  }
   // Nothing can start when no pending job fits in the idle GPUs: skip the pass (exclusive jobs
   // only; shared ones may fit beside others). Whatever frees GPUs marks the queue dirty again.
   unsigned smallest = std::numeric_limits<unsigned>::max();
@@ -277,13 +288,19 @@ void Engine::pass(TimeNs now) {
   }
   const sched::ScheduleResult r = session_.pass(pending_, usage_, policy, now);
   blocked_ = r.starts.size() < pending_.size();
-  if (r.starts.empty()) return;
   started_now_.clear();
   for (const sched::Start& s : r.starts) {
     started_now_.insert(s.job);
     start(s, now);
   }
   std::erase_if(pending_, [&](const sched::Job& j) { return started_now_.contains(j.id); });
+  head_gpus_ = 0;
+  for (sched::JobId id : r.order) {
+    if (!started_now_.contains(id)) {
+      head_gpus_ = trace_[static_cast<std::size_t>(id)].gpus;
+      break;
+    }
+  }
 }
 
 void Engine::sample(TimeNs now) {
