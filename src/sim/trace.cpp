@@ -212,6 +212,20 @@ struct Row {
   }
 };
 
+// Calls `each` with every data record, width-checked, until the end or the first error.
+template <class F>
+Status for_each_row(CsvReader& reader, const Header& header, std::string_view file, F&& each) {
+  Record rec;
+  while (true) {
+    auto more = reader.next(rec);
+    if (!more) return fail(more.error());
+    if (!*more) return {};
+    Row row{file, header, rec};
+    CARDIAC_TRY(row.check_width());
+    CARDIAC_TRY(each(row));
+  }
+}
+
 void sort_jobs(std::vector<TraceJob>& jobs) {
   std::sort(jobs.begin(), jobs.end(), [](const TraceJob& a, const TraceJob& b) {
     return a.submit != b.submit ? a.submit < b.submit : a.id < b.id;
@@ -257,16 +271,10 @@ Result<Trace> parse_generic_csv(std::string_view text, std::string_view file) {
   trace.source = std::string(file);
   std::unordered_map<std::int64_t, std::size_t> first_line;
   std::size_t cpu_only = 0;
-  Record rec;
-  while (true) {
-    auto more = reader.next(rec);
-    if (!more) return fail(more.error());
-    if (!*more) break;
-    Row row{file, *header, rec};
-    CARDIAC_TRY(row.check_width());
+  CARDIAC_TRY(for_each_row(reader, *header, file, [&](const Row& row) -> Status {
     auto id = row.integer(c_id, 0, INT64_MAX);
     if (!id) return fail(id.error());
-    auto [it, fresh] = first_line.emplace(*id, rec.line);
+    auto [it, fresh] = first_line.emplace(*id, row.rec.line);
     if (!fresh) {
       return fail(
           row.error(c_id, fmt::format("duplicate job id {} (first on line {})", *id, it->second)));
@@ -290,7 +298,7 @@ Result<Trace> parse_generic_csv(std::string_view text, std::string_view file) {
     }
     if (*gpus == 0) {
       ++cpu_only;
-      continue;
+      return {};
     }
     job.id = *id;
     job.name = std::string(row.text(c_id));
@@ -300,7 +308,8 @@ Result<Trace> parse_generic_csv(std::string_view text, std::string_view file) {
     job.user = std::string(row.text(c_user));
     job.gpu_type = std::string(row.text(c_type));
     trace.jobs.push_back(std::move(job));
-  }
+    return {};
+  }));
   note(trace, cpu_only, "rows with gpus = 0 (CPU-only jobs)");
   sort_jobs(trace.jobs);
   return trace;
@@ -337,14 +346,8 @@ Result<Trace> parse_openb_csv(std::string_view text, std::string_view file,
   trace.source = std::string(file);
   std::size_t cpu_only = 0, never_scheduled = 0, no_creation = 0, no_deletion = 0, reversed = 0;
   std::int64_t row_index = -1;
-  Record rec;
-  while (true) {
-    auto more = reader.next(rec);
-    if (!more) return fail(more.error());
-    if (!*more) break;
+  CARDIAC_TRY(for_each_row(reader, *header, file, [&](const Row& row) -> Status {
     ++row_index;
-    Row row{file, *header, rec};
-    CARDIAC_TRY(row.check_width());
     auto gpus = row.integer(c_gpus, 0, kMaxGpus);
     if (!gpus) return fail(gpus.error());
     auto milli = row.integer(c_milli, 0, 1000);
@@ -363,30 +366,30 @@ Result<Trace> parse_openb_csv(std::string_view text, std::string_view file,
       if (!sched) return fail(sched.error());
       if (*gpus == 0) {
         ++cpu_only;
-        continue;
+        return {};
       }
       if (!*sched) {
         ++never_scheduled;
-        continue;
+        return {};
       }
       if (!*create) {
         ++no_creation;
-        continue;
+        return {};
       }
       if (!*del) {
         ++no_deletion;
-        continue;
+        return {};
       }
       if (**del < **sched) {
         ++reversed;
-        continue;
+        return {};
       }
       job.submit = **create;
       job.duration = **del - **sched;
     } else {
       if (*gpus == 0) {
         ++cpu_only;
-        continue;
+        return {};
       }
       job.submit = row_index * options.untimed_interarrival;
       job.duration = options.untimed_duration;
@@ -395,7 +398,8 @@ Result<Trace> parse_openb_csv(std::string_view text, std::string_view file,
     job.gpus = static_cast<unsigned>(*gpus);
     job.gpu_share = static_cast<double>(*milli) / 1000.0;
     trace.jobs.push_back(std::move(job));
-  }
+    return {};
+  }));
   note(trace, cpu_only, "CPU-only pods (num_gpu 0)");
   note(trace, never_scheduled, "GPU pods never scheduled (empty scheduled_time)");
   note(trace, no_creation, "GPU pods without creation_time");
@@ -473,18 +477,13 @@ Result<std::vector<NodeGroup>> parse_openb_nodes(std::string_view text, std::str
   }
   const std::size_t c_gpu = header->find("gpu"), c_model = header->find("model");
   std::map<std::pair<std::string, unsigned>, unsigned> groups;
-  Record rec;
-  while (true) {
-    auto more = reader.next(rec);
-    if (!more) return fail(more.error());
-    if (!*more) break;
-    Row row{file, *header, rec};
-    CARDIAC_TRY(row.check_width());
+  CARDIAC_TRY(for_each_row(reader, *header, file, [&](const Row& row) -> Status {
     auto gpus = row.integer(c_gpu, 0, kMaxGpus);
     if (!gpus) return fail(gpus.error());
     if (row.text(c_model).empty()) return fail(row.error(c_model, "missing value"));
     ++groups[{std::string(row.text(c_model)), static_cast<unsigned>(*gpus)}];
-  }
+    return {};
+  }));
   std::vector<NodeGroup> out;
   for (const auto& [key, count] : groups) out.push_back({key.first, key.second, count});
   return out;
