@@ -201,6 +201,7 @@ json pci_json(const PciScan& p) {
     if (d.max_link_gts) put(g, "max_link_gen", pcie_generation(*d.max_link_gts));
     put(g, "current_link_width", d.current_link_width);
     put(g, "max_link_width", d.max_link_width);
+    put(g, "numa_node", d.numa_node);
     gpus.push_back(std::move(g));
   }
   return json{{"nvidia_gpus", std::move(gpus)},

@@ -2,6 +2,8 @@
 // Scan of /sys/bus/pci/devices for NVIDIA functions.
 #include "host/pci.h"
 
+#include <charconv>
+
 #include <algorithm>
 #include <cmath>
 
@@ -44,6 +46,12 @@ PciDevice read_function(const FileSystem& fs, const std::string& bus_id, std::ui
   if (auto s = attr("max_link_speed")) d.max_link_gts = parse_pci_link_speed(*s);
   if (auto s = attr("current_link_width")) d.current_link_width = parse_width(*s);
   if (auto s = attr("max_link_width")) d.max_link_width = parse_width(*s);
+  if (auto s = attr("numa_node")) {
+    int node = -1;
+    const std::string_view t = trim(*s);
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), node);
+    if (ec == std::errc() && end == t.data() + t.size() && node >= 0) d.numa_node = node;
+  }
   return d;
 }
 

@@ -27,6 +27,7 @@ struct PciDevice {
   std::optional<double> max_link_gts;
   std::optional<unsigned> current_link_width;  // lanes
   std::optional<unsigned> max_link_width;
+  std::optional<int> numa_node;  // the slot's NUMA node; absent when sysfs says -1 (none known)
 };
 
 struct PciScan {

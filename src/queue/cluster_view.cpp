@@ -81,6 +81,19 @@ ClusterView build_cluster(const ClusterInput& in) {
       sched::Gpu gpu;
       gpu.index = g.index;
       gpu.memory_bytes = g.memory_total.value_or(0);
+      // Locality for multi-GPU jobs: GPUs with active NVLinks share the NVLink fabric (an
+      // NVSwitch board; bridged pairs are not told apart), and the slot's NUMA node from sysfs.
+      for (const auto& link : g.nvlinks) {
+        if (link.active) gpu.nvlink_domain = 0;
+      }
+      if (in.report->host.pci && !g.pci_bus_id.empty()) {
+        const std::string id = nvml::normalize_pci_bus_id(g.pci_bus_id);
+        for (const auto& dev : in.report->host.pci->gpus) {
+          if (nvml::normalize_pci_bus_id(dev.bus_id) == id && dev.numa_node) {
+            gpu.numa_node = *dev.numa_node;
+          }
+        }
+      }
       for (const auto& f : in.fences) {
         if (fence_matches(f, g.index, g.uuid)) {
           v.fenced[g.index] = fmt::format("fenced by {}: {}", f.who, f.reason);

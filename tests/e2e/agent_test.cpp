@@ -33,9 +33,11 @@ TEST(Agent, ServesMetricsAndTheApi) {
   agent.agent_keys("interval = \"200ms\"\nhost_interval = \"500ms\"\nmetrics_compat = \"dcgm\"\n");
   ASSERT_TRUE(agent.start());
   std::string metrics;
+  // GPU and host samples come from separate threads on their own intervals: wait for both.
   ASSERT_TRUE(eventually([&] {
     metrics = agent.get("/metrics").second;
-    return metrics.find("cardiac_gpu_temperature_celsius{gpu=\"7\"") != std::string::npos;
+    return metrics.find("cardiac_gpu_temperature_celsius{gpu=\"7\"") != std::string::npos &&
+           metrics.find("cardiac_host_memory_total_bytes") != std::string::npos;
   }));
   EXPECT_NE(metrics.find("DCGM_FI_DEV_GPU_TEMP{gpu=\"0\""), std::string::npos);
   EXPECT_NE(metrics.find("cardiac_agent_samples_total"), std::string::npos);
@@ -44,7 +46,7 @@ TEST(Agent, ServesMetricsAndTheApi) {
   EXPECT_EQ(metrics.find("cardiac_gpu_fan_speed"), std::string::npos);
   auto status = nlohmann::json::parse(agent.get("/api/v1/status").second);
   EXPECT_EQ(status["gpus"].size(), 8u);
-  EXPECT_EQ(agent.get("/healthz").first, 200);
+  EXPECT_TRUE(eventually([&] { return agent.get("/healthz").first == 200; }));
   EXPECT_EQ(agent.terminate(), 0);
 }
 

@@ -62,6 +62,8 @@ TEST(HostPci, ScanKeepsNvidiaGpusAndCountsOtherFunctions) {
   fs.add_file(d + "/max_link_speed", "32.0 GT/s PCIe\n");
   fs.add_file(d + "/current_link_width", "8\n");
   fs.add_file(d + "/max_link_width", "16\n");
+  fs.add_file(d + "/numa_node", "1\n");
+  fs.add_file("/sys/bus/pci/devices/0000:3b:00.0/numa_node", "-1\n");  // none known
   auto scan = collect_nvidia_pci(fs);
   ASSERT_TRUE(scan) << scan.error().what();
   ASSERT_EQ(scan->gpus.size(), 2u);
@@ -75,7 +77,9 @@ TEST(HostPci, ScanKeepsNvidiaGpusAndCountsOtherFunctions) {
   EXPECT_EQ(g.max_link_gts, 32.0);
   EXPECT_EQ(g.current_link_width, 8u);
   EXPECT_EQ(g.max_link_width, 16u);
+  EXPECT_EQ(g.numa_node, 1);
   const PciDevice& unbound = scan->gpus[1];
+  EXPECT_FALSE(unbound.numa_node);
   EXPECT_EQ(unbound.bus_id, "0000:3b:00.0");
   EXPECT_FALSE(unbound.driver);
   EXPECT_FALSE(unbound.current_link_gts);
@@ -89,12 +93,14 @@ TEST(HostPci, GarbageAttributesAreSkippedOrAbsent) {
   add_function(fs, "0000:3a:00.0", "0x10de", "0x2330", "0x030200");
   fs.add_file("/sys/bus/pci/devices/0000:3a:00.0/current_link_width", "lots\n");
   fs.add_file("/sys/bus/pci/devices/0000:3a:00.0/current_link_speed", "Unknown\n");
+  fs.add_file("/sys/bus/pci/devices/0000:3a:00.0/numa_node", "zero\n");
   auto scan = collect_nvidia_pci(fs);
   ASSERT_TRUE(scan);
   ASSERT_EQ(scan->gpus.size(), 1u);
   EXPECT_EQ(scan->gpus[0].bus_id, "0000:3a:00.0");
   EXPECT_FALSE(scan->gpus[0].current_link_width);
   EXPECT_FALSE(scan->gpus[0].current_link_gts);
+  EXPECT_FALSE(scan->gpus[0].numa_node);
 }
 
 TEST(HostPci, NoBusIsNotFound) {

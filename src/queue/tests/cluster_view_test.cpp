@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/format.h"
+
 #include "queue/tests/test_support.h"
 
 namespace cardiac::queue {
@@ -27,6 +29,33 @@ TEST(ClusterView, HealthyMachine) {
   EXPECT_TRUE(v.fenced.empty());
   EXPECT_TRUE(v.busy_outside.empty());
   EXPECT_EQ(v.uuid_of.at(5), "GPU-test-5");
+}
+
+// Locality for the placement: the NVLink fabric from active links, the NUMA node of each slot
+// from sysfs (matched by bus id whatever its spelling).
+TEST(ClusterView, NvlinkAndNumaLocalityReachThePlacement) {
+  auto r = make_report(4);
+  host::PciScan pci;
+  for (unsigned i = 0; i < 4; ++i) {
+    r->gpus[i].reading.pci_bus_id = fmt::format("00000000:{:02X}:00.0", 0x3a + i);
+    host::PciDevice d;
+    d.bus_id = fmt::format("0000:{:02x}:00.0", 0x3a + i);
+    if (i != 3) d.numa_node = i < 2 ? 0 : 1;
+    pci.gpus.push_back(d);
+  }
+  r->host.pci = pci;
+  nvml::NvLink up;
+  up.active = true;
+  nvml::NvLink down;
+  r->gpus[0].reading.nvlinks = {up};
+  r->gpus[1].reading.nvlinks = {down};
+  auto v = build_cluster(input_for(*r));
+  const auto& gpus = v.cluster.nodes[0].gpus;
+  EXPECT_EQ(gpus[0].nvlink_domain, 0);
+  EXPECT_EQ(gpus[1].nvlink_domain, -1);
+  EXPECT_EQ(gpus[0].numa_node, 0);
+  EXPECT_EQ(gpus[2].numa_node, 1);
+  EXPECT_EQ(gpus[3].numa_node, -1);
 }
 
 TEST(ClusterView, CriticalFindingsFence) {
