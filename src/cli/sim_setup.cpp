@@ -3,6 +3,8 @@
 // synthetic generator), the cluster, and one run per policy of a sweep.
 #include "cli/sim_setup.h"
 
+#include <cmath>
+
 #include "core/format.h"
 
 #include "core/strings.h"
@@ -120,7 +122,22 @@ Result<SimSetup> build_sim_setup(const SimFlags& flags) {
       p->max_gpus = std::min(p->max_gpus, p->cluster_gpus);
     }
     if (f.load > 0) p->target_load = f.load;
-    if (auto fit = sim::fit_synth(*p); !fit) return fail(fit.error());
+    auto fit = sim::fit_synth(*p);
+    if (!fit) return fail(fit.error());
+    // --days and --load without --jobs: as many jobs as fill the cluster to that load for
+    // that long (the generator then spaces their arrivals to match).
+    if (f.jobs == 0 && f.days > 0 && f.load > 0 && p->cluster_gpus > 0) {
+      double mean_gpus = 0;
+      for (std::size_t i = 0; i < fit->sizes.size(); ++i)
+        mean_gpus += fit->sizes[i] * fit->probs[i];
+      const double job_gpu_s = std::max(mean_gpus, 1e-9) * std::max(p->mean_duration_s, 1e-9);
+      p->jobs = static_cast<std::size_t>(
+          std::ceil(f.load * p->cluster_gpus * f.days * 86400 / job_gpu_s));
+      if (p->jobs > 50'000'000) {
+        return fail(Error::invalid(fmt::format(
+            "--days {} at load {} would take {} jobs; give --jobs", f.days, f.load, p->jobs)));
+      }
+    }
     setup.trace = sim::synthesize(*p, f.seeds.empty() ? 1 : f.seeds.front());
   }
   if (setup.trace.jobs.empty()) return fail(Error::invalid("the workload has no GPU jobs"));

@@ -96,6 +96,23 @@ fairshare = 10000
   std::filesystem::remove_all(dir);
 }
 
+// --days with --load and no --jobs: the workload is sized to fill the cluster to that load for
+// that long (philly: mean 1.93 GPUs, 5 h; 0.5 x 128 GPUs x 10 days is about 1,600 jobs).
+TEST(SimE2E, DaysAndLoadSizeTheSyntheticWorkload) {
+  auto r = run_cardiac({"sim", "--synth", "philly", "--load", "0.5", "--cluster", "16x8", "--days",
+                        "10", "--json", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const auto jobs = j["setup"]["jobs"].get<double>();
+  EXPECT_NEAR(jobs, 0.5 * 128 * 10 * 86400 / (1.928 * 18006), 0.1 * jobs);
+  // From the first arrival (minutes in) to the horizon.
+  EXPECT_NEAR(j["runs"][0]["summary"]["span_s"].get<double>(), 10 * 86400, 3600);
+  r = run_cardiac({"sim", "--synth", "philly", "--load", "0.9", "--cluster", "12500x8", "--days",
+                   "3650", "--quiet"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("give --jobs"), std::string::npos) << r.err;
+}
+
 TEST(SimE2E, CheckpointAdvisorGivesDalysInterval) {
   auto r = run_cardiac({"sim", "checkpoint", "--gpus", "16384", "--mtbf-gpu-hours", "50680",
                         "--write", "60s", "--restart", "10m", "--json", "--runs", "200"});
