@@ -7,86 +7,61 @@
 #include <sstream>
 
 #include "cli/sim_setup.h"
+#include "config/toml_reader.h"
 #include "core/format.h"
 #include "core/strings.h"
 
 namespace cardiac::cli {
 namespace {
 
-std::string where_of(const std::string& path, const toml::node& n) {
-  return fmt::format("{}:{}:{}", path, n.source().begin.line, n.source().begin.column);
-}
-
+// The [policy] table through the configuration's own typed reader (file:line:column errors).
 Status apply_policy_table(const std::string& path, const toml::table& t, PolicyTuning& p) {
-  for (const auto& [key, node] : t) {
-    const std::string k(key.str());
-    const std::string where = where_of(path, node);
-    auto duration = [&](std::optional<DurationNs>& dst) -> Status {
-      auto ns = node.is_string() ? parse_duration_ns(*node.value<std::string>()) : std::nullopt;
-      if (!ns || *ns < 0) {
-        return fail(
-            Error::parse(fmt::format("policy.{} must be a duration like \"7d\"", k), where));
-      }
-      if (!dst) dst = *ns;
-      return {};
-    };
-    auto boolean = [&](std::optional<bool>& dst) -> Status {
-      if (!node.is_boolean()) {
-        return fail(Error::parse(fmt::format("policy.{} must be true or false", k), where));
-      }
-      if (!dst) dst = *node.value<bool>();
-      return {};
-    };
-    auto number = [&](std::optional<double>& dst, double min) -> Status {
-      if (!node.is_number() || *node.value<double>() < min) {
-        return fail(
-            Error::parse(fmt::format("policy.{} must be a number of at least {}", k, min), where));
-      }
-      if (!dst) dst = *node.value<double>();
-      return {};
-    };
-    if (k == "half_life") {
-      CARDIAC_TRY(duration(p.half_life));
-    } else if (k == "max_age") {
-      CARDIAC_TRY(duration(p.max_age));
-    } else if (k == "backfill_interval") {
-      CARDIAC_TRY(duration(p.backfill_interval));
-    } else if (k == "fair_tree") {
-      CARDIAC_TRY(boolean(p.fair_tree));
-    } else if (k == "favor_small") {
-      CARDIAC_TRY(boolean(p.favor_small));
-    } else if (k == "spread") {
-      CARDIAC_TRY(boolean(p.spread));
-    } else if (k == "dampening") {
-      CARDIAC_TRY(number(p.dampening, 1));
-    } else if (k == "weights") {
-      const toml::table* w = node.as_table();
-      if (!w) return fail(Error::parse("policy.weights must be a table", where));
-      for (const auto& [wkey, wnode] : *w) {
-        const std::string wk(wkey.str());
-        std::optional<double>* dst = wk == "age"         ? &p.w_age
-                                     : wk == "fairshare" ? &p.w_fairshare
-                                     : wk == "job_size"  ? &p.w_job_size
-                                     : wk == "qos"       ? &p.w_qos
-                                                         : nullptr;
-        if (!dst) {
-          return fail(Error::parse(
-              fmt::format("unknown key 'policy.weights.{}' (age, fairshare, job_size, qos)", wk),
-              where_of(path, wnode)));
-        }
-        if (!wnode.is_number() || *wnode.value<double>() < 0) {
-          return fail(Error::parse(fmt::format("policy.weights.{} must be a number >= 0", wk),
-                                   where_of(path, wnode)));
-        }
-        if (!*dst) *dst = *wnode.value<double>();
-      }
-    } else {
-      return fail(Error::parse(
-          fmt::format("unknown key 'policy.{}' (half_life, max_age, backfill_interval, fair_tree, "
-                      "favor_small, spread, dampening, weights)",
-                      k),
-          where));
+  config::TableReader r(t, "policy", path);
+  CARDIAC_TRY(r.only({"half_life", "max_age", "backfill_interval", "fair_tree", "favor_small",
+                      "spread", "dampening", "weights"}));
+  auto duration = [&](const char* key, std::optional<DurationNs>& dst) -> Status {
+    DurationNs v = 0;
+    CARDIAC_TRY(r.get_duration(key, v));
+    if (t.contains(key) && !dst) dst = v;
+    return {};
+  };
+  auto boolean = [&](const char* key, std::optional<bool>& dst) -> Status {
+    bool v = false;
+    CARDIAC_TRY(r.get(key, v));
+    if (t.contains(key) && !dst) dst = v;
+    return {};
+  };
+  auto number = [&](const config::TableReader& from, const toml::table& in, const char* key,
+                    std::optional<double>& dst, double min) -> Status {
+    double v = 0;
+    CARDIAC_TRY(from.get_number(key, v, min));
+    if (in.contains(key) && !dst) dst = v;
+    return {};
+  };
+  CARDIAC_TRY(duration("half_life", p.half_life));
+  CARDIAC_TRY(duration("max_age", p.max_age));
+  // 0 is allowed here (backfill on every pass), which a positive duration reader refuses.
+  if (const toml::node* n = t.get("backfill_interval")) {
+    auto ns = n->is_string() ? parse_duration_ns(*n->value<std::string>()) : std::nullopt;
+    if (!ns || *ns < 0) {
+      return fail(Error::parse("policy.backfill_interval must be a duration like \"30s\"",
+                               r.where(n->source())));
     }
+    if (!p.backfill_interval) p.backfill_interval = *ns;
+  }
+  CARDIAC_TRY(boolean("fair_tree", p.fair_tree));
+  CARDIAC_TRY(boolean("favor_small", p.favor_small));
+  CARDIAC_TRY(boolean("spread", p.spread));
+  CARDIAC_TRY(number(r, t, "dampening", p.dampening, 1));
+  if (const toml::node* n = t.get("weights")) {
+    const toml::table* w = n->as_table();
+    if (!w) return fail(Error::parse("policy.weights must be a table", r.where(n->source())));
+    config::TableReader wr(*w, "policy.weights", path);
+    CARDIAC_TRY(wr.only({"age", "fairshare", "job_size", "qos"}));
+    CARDIAC_TRY(number(wr, *w, "age", p.w_age, 0));
+    CARDIAC_TRY(number(wr, *w, "fairshare", p.w_fairshare, 0));
+    CARDIAC_TRY(number(wr, *w, "job_size", p.w_job_size, 0));
+    CARDIAC_TRY(number(wr, *w, "qos", p.w_qos, 0));
   }
   return {};
 }
