@@ -92,11 +92,11 @@ double Engine::tau_for(unsigned gpus) {
   if (it != tau_cache_.end()) return it->second;
   const double mtbf_s =
       job_mttf_hours(cfg_.failures, gpus, cfg_.cluster.types.front().gpus_per_node) * 3600.0;
-  const double tau = cfg_.checkpoint.kind == CheckpointPolicy::kNone || !std::isfinite(mtbf_s)
-                         ? (cfg_.checkpoint.kind == CheckpointPolicy::kFixed
-                                ? cfg_.checkpoint.interval_s
-                                : std::numeric_limits<double>::infinity())
-                         : interval_for(cfg_.checkpoint, mtbf_s);
+  // Without failures Young and Daly have nothing to save; none and fixed are what they say.
+  const bool optimum = cfg_.checkpoint.kind == CheckpointPolicy::kYoung ||
+                       cfg_.checkpoint.kind == CheckpointPolicy::kDaly;
+  const double tau = optimum && !std::isfinite(mtbf_s) ? std::numeric_limits<double>::infinity()
+                                                       : interval_for(cfg_.checkpoint, mtbf_s);
   tau_cache_.emplace(gpus, tau);
   return tau;
 }
