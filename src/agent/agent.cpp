@@ -79,7 +79,7 @@ Status secure_state(const config::Config& c) {
 // The queue's view of the machine: the latest report and the Xids seen, from the snapshot.
 queue::MachineView machine_view(AgentState& s) {
   std::lock_guard lock(s.snap_mu);
-  return {s.snap.report, s.snap.xid_counts};
+  return {s.snap.report, s.snap.xid_counts, s.snap.gpus_seen};
 }
 
 Status start_queue(AgentState& s) {
