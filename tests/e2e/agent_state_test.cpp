@@ -286,6 +286,11 @@ TEST(ReadCommands, EmptyOrMissingStoreIsExplainedAndNeverWritten) {
     EXPECT_NE(r.err.find("no tables yet"), std::string::npos) << r.err;
     EXPECT_EQ(std::filesystem::file_size(db), 0u) << args[0];
   }
+  const std::string host = std::string(CARDIAC_FIXTURES_DIR) + "/hosts/debian-gpu-8x";
+  RunResult doctor = run_cardiac({"doctor", "--offline", "--root", host, "--db", db});
+  EXPECT_EQ(doctor.exit_code, 2) << doctor.out << doctor.err;
+  EXPECT_NE(doctor.err.find("no tables yet"), std::string::npos) << doctor.err;
+  EXPECT_EQ(std::filesystem::file_size(db), 0u);
   std::filesystem::remove(db);
   RunResult missing = run_cardiac({"events", "--state-dir", dir});
   EXPECT_EQ(missing.exit_code, 3);
