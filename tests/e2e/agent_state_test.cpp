@@ -32,6 +32,10 @@ struct NvmlFault {
   std::string kind;      // the error kind /healthz names
 };
 
+void PrintTo(const NvmlFault& f, std::ostream* os) {
+  *os << f.name;
+}
+
 class NvmlUnusable : public ::testing::TestWithParam<NvmlFault> {};
 
 TEST_P(NvmlUnusable, AgentSaysSoEverywhere) {
