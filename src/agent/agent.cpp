@@ -16,6 +16,7 @@
 #include "platform/subprocess.h"
 #include "rules/defaults.h"
 #include "rules/parse.h"
+#include "store/access.h"
 #include "store/schema.h"
 
 namespace cardiac::agent {
@@ -57,10 +58,28 @@ Result<std::vector<rules::Rule>> load_rules(const config::AgentSettings& a) {
   return all;
 }
 
+// The store holds every job's environment: the state directory and the store files are
+// the agent user's alone (or readable by [agent] group), and a directory left too open by an
+// older cardiac or by hand is tightened now.
+Status secure_state(const config::Config& c) {
+  std::optional<gid_t> gid;
+  if (!c.agent.group.empty()) {
+    auto g = store::group_id(c.agent.group);
+    if (!g) return fail(g.error().with_context("[agent] group"));
+    gid = *g;
+  }
+  // The queue's clients reach <state>/queue.sock by name, so they need search permission.
+  auto changes =
+      store::secure_state_dir(c.agent.state_dir, store::store_access(gid, c.queue.enabled));
+  if (!changes) return fail(changes.error());
+  for (const auto& change : *changes) log::warn("state directory permissions: {}", change);
+  return {};
+}
+
 // The queue's view of the machine: the latest report and the Xids seen, from the snapshot.
 queue::MachineView machine_view(AgentState& s) {
   std::lock_guard lock(s.snap_mu);
-  return {s.snap.report, s.snap.xid_counts};
+  return {s.snap.report, s.snap.xid_counts, s.snap.gpus_seen};
 }
 
 Status start_queue(AgentState& s) {
@@ -105,18 +124,13 @@ Status Agent::start() {
   AgentState& s = *state_;
   const config::Config& c = s.options.config;
 
-  std::error_code ec;
-  std::filesystem::create_directories(c.agent.state_dir, ec);
-  if (ec) {
-    return fail(Error::invalid(fmt::format("cannot create the state directory: {}", ec.message()),
-                               c.agent.state_dir));
-  }
+  CARDIAC_TRY(secure_state(c));
   std::string db_path = c.agent.state_dir + "/cardiac.db";
   auto writer_db = store::open_store(db_path);
-  if (!writer_db) return fail(writer_db.error());
+  if (!writer_db) return fail(store::explain_store_error(writer_db.error(), db_path));
   s.writer_db.emplace(std::move(*writer_db));
   auto reader_db = store::Db::open(db_path);
-  if (!reader_db) return fail(reader_db.error());
+  if (!reader_db) return fail(store::explain_store_error(reader_db.error(), db_path));
   s.reader_db.emplace(std::move(*reader_db));
   s.writer = std::make_unique<store::SampleWriter>(*s.writer_db);
   s.alerts = std::make_unique<alerts::AlertBook>(*s.writer_db, s.clock);

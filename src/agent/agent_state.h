@@ -44,6 +44,7 @@ struct Snapshot {
   double last_sample_seconds = 0;
   TimeNs last_sample_at = 0;    // wall clock
   TimeNs last_sample_mono = 0;  // monotonic, for /healthz
+  bool gpus_seen = false;       // some sample since the start listed a GPU
 };
 
 struct HostView {

@@ -66,6 +66,14 @@ class AgentBackend final : public server::Backend {
       if (why) *why = "no GPU sample yet";
       return now - started_ < stale;
     }
+    if (snap.report && !snap.report->nvml.available) {
+      // Sampling goes on, but it sees no GPU: a monitor that monitors nothing is not healthy.
+      if (why) {
+        *why = fmt::format("NVML unavailable ({}): {}", snap.report->nvml.error_kind,
+                           snap.report->nvml.error);
+      }
+      return false;
+    }
     if (now - snap.last_sample_mono > stale) {
       if (why) {
         *why = fmt::format("sampling stalled: last sample {} ago",

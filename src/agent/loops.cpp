@@ -3,6 +3,7 @@
 // store maintenance. Each runs on its own schedule so a slow source never delays another.
 #include <algorithm>
 #include <ctime>
+#include <optional>
 #include <set>
 
 #include "agent/agent_state.h"
@@ -105,6 +106,19 @@ void track_incidents(AgentState& s, const nvml::GpuSnapshot& gpus, TimeNs now,
   }
 }
 
+// A person reading the log learns at start, and whenever it changes, that NVML cannot be
+// used and why; not once per sample.
+void note_nvml_change(const nvml::GpuSnapshot& gpus, std::optional<bool>& was_available) {
+  if (was_available && *was_available == gpus.available) return;
+  if (!gpus.available) {
+    log::warn("NVML unavailable ({}): {}; no GPU is monitored, /healthz answers 503",
+              gpus.error_kind, gpus.error);
+  } else if (was_available) {
+    log::info("NVML available again: {} GPUs", gpus.gpus.size());
+  }
+  was_available = gpus.available;
+}
+
 }  // namespace
 
 void run_sampler(AgentState& s) {
@@ -115,6 +129,7 @@ void run_sampler(AgentState& s) {
   TimeNs last_host_written = 0;
   TimeNs last_resend = mono();
   std::set<unsigned> open_incidents;  // GPUs with an open incident, from before a restart too
+  std::optional<bool> nvml_was_available;
   {
     std::lock_guard lock(s.writer_mu);
     if (auto open = store::incidents_since(*s.writer_db, s.clock.now())) {
@@ -127,6 +142,7 @@ void run_sampler(AgentState& s) {
     TimeNs started = mono();
     nvml::GpuSnapshot gpus = s.collector->sample();
     health::name_gpu_processes(*s.fs, gpus);
+    note_nvml_change(gpus, nvml_was_available);
     TimeNs now = s.clock.now();
     HostView hv;
     {
@@ -196,6 +212,7 @@ void run_sampler(AgentState& s) {
     next.last_sample_seconds = static_cast<double>(finished - started) / 1e9;
     next.last_sample_at = now;
     next.last_sample_mono = finished;
+    if (next.report->nvml.available && !next.report->gpus.empty()) next.gpus_seen = true;
 
     // A sample that overran its interval skips the ticks it covered; count them.
     next_tick += interval;

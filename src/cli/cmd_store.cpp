@@ -163,7 +163,9 @@ struct AlertsFlags {
 };
 
 int run_alerts(const AlertsFlags& f, Context& ctx) {
-  auto db = open_agent_store(resolve_state_dir(f.state_dir));
+  // Listing only reads; ack and silence write.
+  const std::string dir = resolve_state_dir(f.state_dir);
+  auto db = f.action == "list" ? open_agent_store(dir) : open_agent_store_for_writing(dir);
   if (!db) {
     ctx.err << "cardiac alerts: " << db.error().what() << "\n";
     return kExitCannotRun;

@@ -11,7 +11,11 @@
 namespace cardiac::cli {
 
 std::string resolve_state_dir(const std::string& flag);
-// Opens <state dir>/cardiac.db (migrating it if needed); errors name the file.
+// Opens <state dir>/cardiac.db read-only for the commands that only look: nothing is created,
+// migrated or written, so any user who may read the file gets answers. Errors name the file
+// and say why in plain words (missing, no tables yet, permission, not a database).
 Result<store::Db> open_agent_store(const std::string& state_dir);
+// Opens it for writing (migrating it if needed), for the commands that change it.
+Result<store::Db> open_agent_store_for_writing(const std::string& state_dir);
 
 }  // namespace cardiac::cli

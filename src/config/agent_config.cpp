@@ -24,10 +24,11 @@ Result<std::pair<std::string, int>> split_listen(std::string_view listen) {
 
 Status read_agent(const toml::table& t, std::string_view origin, AgentSettings& s) {
   TableReader r(t, "agent", origin);
-  CARDIAC_TRY(
-      r.only({"state_dir", "listen", "interval", "host_interval", "metrics_compat", "token",
-              "tls_cert", "tls_key", "rules", "default_rules", "expected_gpus", "stale_after"}));
+  CARDIAC_TRY(r.only({"state_dir", "group", "listen", "interval", "host_interval", "metrics_compat",
+                      "token", "tls_cert", "tls_key", "rules", "default_rules", "expected_gpus",
+                      "stale_after"}));
   CARDIAC_TRY(r.get("state_dir", s.state_dir));
+  CARDIAC_TRY(r.get("group", s.group));
   CARDIAC_TRY(r.get("listen", s.listen));
   CARDIAC_TRY(r.get_duration("interval", s.interval));
   CARDIAC_TRY(r.get_duration("host_interval", s.host_interval));

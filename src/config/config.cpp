@@ -137,8 +137,11 @@ retry = "30s"
 root = "/"
 
 [agent]
-# The history database (cardiac.db) lives here.
+# The history database (cardiac.db) lives here. It holds every job's environment: the store
+# is 0600 and the directory 0701 (others may only reach queue.sock; 0700 without the queue).
 state_dir = "/var/lib/cardiac"
+# A group whose members may read the store (directory 0751, files 0640), e.g. "cardiac".
+group = ""
 # HTTP API, /metrics and /healthz. A non-loopback address needs a token.
 listen = "127.0.0.1:9847"
 # GPU sampling interval (100ms works) and host collectors' interval.

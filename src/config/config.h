@@ -29,6 +29,9 @@ struct HostSettings {
 // How the agent runs (`cardiac agent`).
 struct AgentSettings {
   std::string state_dir = "/var/lib/cardiac";
+  // Group that may read the store (state directory 0750, files 0640); empty: owner only
+  // (0700 / 0600). Others get search permission on the directory while the queue is on.
+  std::string group;
   std::string listen = "127.0.0.1:9847";  // not 9400 (dcgm-exporter) nor 9100 (node_exporter)
   DurationNs interval = 1 * kNsPerSec;    // GPU sampling
   DurationNs host_interval = 5 * kNsPerSec;

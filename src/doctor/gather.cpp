@@ -24,6 +24,7 @@
 #include "health/report.h"
 #include "host/bounded.h"
 #include "host/processes.h"
+#include "store/access.h"
 #include "store/db.h"
 #include "store/events.h"
 #include "store/query.h"
@@ -378,7 +379,8 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
     if (!std::filesystem::exists(o.db)) {
       return fail(Error::not_found("no such file", "--db " + o.db));
     }
-    auto opened = store::open_store(o.db);
+    // Read-only: the doctor looks at the agent's store and never writes into it.
+    auto opened = store::open_store_read_only(o.db);
     if (!opened) return fail(opened.error().with_context("--db " + o.db));
     db.emplace(std::move(*opened));
     auto hist = snapshots_from_store(*db, in.now - o.history);

@@ -81,6 +81,12 @@ void judge_rates(const host::HostRates& r, Verdict& v) {
   }
 }
 
+// A host file that could not be read or parsed leaves its readings out; without this the
+// verdict would say OK about exactly the parts it could not see.
+void judge_reads(const host::HostSnapshot& h, Verdict& v) {
+  for (const auto& e : h.errors) v.add(Level::kWarn, "host_read_error", "could not read " + e);
+}
+
 }  // namespace
 
 bool in_nvidia_driver(std::string_view wchan) {
@@ -94,6 +100,7 @@ Verdict judge_host(const host::HostSnapshot& h, const host::HostRates* rates) {
     v.add(Level::kWarn, "host_unresponsive",
           "host readings did not finish in time: a file system (NFS?) or /proc is not answering");
   }
+  judge_reads(h, v);
   judge_memory(h, v);
   judge_disks(h, v);
   judge_processes(h, v);

@@ -73,6 +73,7 @@ const std::vector<Source>& sources() {
          "(count by (hostname) (cardiac_gpu_up) or on(hostname) 0 * cardiac_nvml_available)",
          {},
          Scope::kReport},
+        {"nvml_available", "cardiac_nvml_available", {}, Scope::kReport},
         {"gpu_temperature", "cardiac_gpu_temperature_celsius", {}, Scope::kGpu},
         {"gpu_temperature_slowdown", "cardiac_gpu_slowdown_temperature_celsius", {}, Scope::kGpu},
         {"gpu_temperature_shutdown", "cardiac_gpu_shutdown_temperature_celsius", {}, Scope::kGpu},

@@ -25,6 +25,9 @@ struct MachineView {
   std::shared_ptr<const health::StatusReport> report;
   // Xids seen since the agent started, by (PCI bus id, Xid).
   std::map<std::pair<std::string, int>, std::uint64_t> xid_counts;
+  // Some sample since the agent started listed a GPU; until then, with NVML unusable, a GPU
+  // job could only wait for ever.
+  bool gpus_seen = false;
 };
 
 // Xids after which a GPU gets no new work until someone clears its fence: the ones NVIDIA's

@@ -91,6 +91,12 @@ Result<nlohmann::json> Queue::op_submit(const Principal& who, const nlohmann::js
   j.account = std::move(*account);
   // Impossible requests are refused here, not left pending forever.
   MachineView view = view_ ? view_() : MachineView{};
+  if (view.report && !view.report->nvml.available && !view.gpus_seen) {
+    return fail(Error::unavailable(
+        fmt::format("no GPU has been seen since the agent started: NVML is unavailable ({}: {}); "
+                    "the job could never start",
+                    view.report->nvml.error_kind, view.report->nvml.error)));
+  }
   if (view.report && view.report->nvml.available) {
     ClusterInput in;
     in.report = view.report.get();

@@ -202,6 +202,16 @@ threshold = 0
 severity = "critical"
 description = "GPU {gpu} ({uuid}) stopped answering NVML (lost, hung or erroring)"
 
+[[rule]]
+# Ours: from the first sample, because no other GPU rule can fire while NVML is unusable
+# (library missing, driver not loaded, library/driver version mismatch).
+name = "nvml_unavailable"
+metric = "nvml_available"
+op = "=="
+threshold = 0
+severity = "critical"
+description = "NVML is unusable, so no GPU is monitored; the reason is on /healthz and in the agent's log"
+
 # gpud gpu-counts compares NVML's count with --gpu-count. The count is per machine, so this one
 # is an example to copy into your own rules:
 # [[rule]]

@@ -14,6 +14,7 @@ namespace {
 const std::vector<MetricInfo> kMetrics = {
     {"gpu_up", Scope::kGpu, false, "1 when the GPU answers normally, 0 when lost/hung/erroring"},
     {"gpu_count", Scope::kHost, false, "GPUs NVML reports (0 when NVML is unusable)"},
+    {"nvml_available", Scope::kHost, false, "1 when NVML loaded and initialised, else 0"},
     {"gpu_temperature", Scope::kGpu, false, "GPU core temperature, °C"},
     {"gpu_temperature_slowdown", Scope::kGpu, false, "slowdown threshold, °C"},
     {"gpu_temperature_shutdown", Scope::kGpu, false, "shutdown threshold, °C"},
@@ -211,6 +212,7 @@ SampleView build_sample_view(const nvml::GpuSnapshot& gpus, const host::HostSnap
   Builder b(v);
   // An unusable NVML means zero usable GPUs, which is what an expected-count rule must see.
   b.add("gpu_count", {}, gpus.available ? static_cast<double>(gpus.gpus.size()) : 0.0);
+  b.add("nvml_available", {}, gpus.available ? 1.0 : 0.0);
   for (const auto& g : gpus.gpus) add_gpu(b, g);
   add_host(b, host, rates);
   return v;

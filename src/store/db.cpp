@@ -58,6 +58,20 @@ Error make_error(sqlite3* db, int rc, std::string_view path, std::string_view wh
   return e;
 }
 
+// A file name as the path of a file: URI (RFC 3986 percent-encoding of what would end or
+// escape the path).
+std::string uri_path(std::string_view path) {
+  std::string out;
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#' || static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 // ---- Statement ----
@@ -178,13 +192,27 @@ Db::~Db() = default;
 
 Result<Db> Db::open(const std::string& path, const OpenOptions& options) {
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  int flags = options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  std::string name = path;
+  if (options.read_only && options.immutable) {
+    flags |= SQLITE_OPEN_URI;
+    name = "file:" + uri_path(path) + "?immutable=1";
+  }
+  int rc = sqlite3_open_v2(name.c_str(), &raw, flags, nullptr);
   std::unique_ptr<sqlite3, Closer> handle(raw);  // closes even when open failed
   if (rc != SQLITE_OK) return fail(make_error(raw, rc, path, "open"));
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, options.busy_timeout_ms);
 
   Db db(std::move(handle), path);
+  if (options.read_only) {
+    // Reading the journal mode reads the header (a file that is not a database fails here)
+    // and, unlike setting it, writes nothing.
+    auto mode = db.query_text("PRAGMA journal_mode");
+    if (!mode) return fail(std::move(mode).error());
+    CARDIAC_TRY(db.exec("PRAGMA query_only=ON"));
+    return db;
+  }
   // The first pragma reads the header: a file that is not a database fails here, not later.
   auto mode = db.query_text("PRAGMA journal_mode=WAL");
   if (!mode) return fail(std::move(mode).error());

@@ -73,6 +73,12 @@ class Statement {
 struct OpenOptions {
   // How long a writer waits for another connection's lock before failing with "busy".
   int busy_timeout_ms = 5000;
+  // SQLITE_OPEN_READONLY: nothing is created or written (not even the journal mode), so a user
+  // who may only read the file gets answers, never "attempt to write a readonly database".
+  bool read_only = false;
+  // With read_only: SQLite's immutable=1, for a WAL database without a -wal file (no writer
+  // since its last clean close) in a directory where we may not create the -shm.
+  bool immutable = false;
 };
 
 // One connection. Move-only; statements and transactions refer to it, so it must outlive them
@@ -81,7 +87,8 @@ class Db {
  public:
   // Opens or creates `path` with journal_mode=WAL, synchronous=NORMAL, foreign_keys=ON and a
   // busy timeout. A missing or unwritable directory, or a file that is not a SQLite database,
-  // is an error whose context names the file.
+  // is an error whose context names the file. With `read_only` the file must exist and is
+  // opened as it is (query_only).
   [[nodiscard]] static Result<Db> open(const std::string& path, const OpenOptions& options = {});
 
   Db(Db&&) noexcept = default;

@@ -3,6 +3,7 @@
 // state directory, configuration and scenario file, all removed afterwards.
 #pragma once
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -88,15 +89,23 @@ class AgentProcess {
     std::filesystem::rename(tmp, dir_ + "/scenario.json");
   }
   bool start() {
+    return launch() && eventually([&] { return get("/healthz").first == 200; });
+  }
+  // Starts the agent and waits until /healthz answers at all, healthy or not. With `log`,
+  // the agent's stderr goes to that file.
+  bool launch(const std::string& log = "") {
     SpawnOptions o;
     o.argv = {CARDIAC_BINARY, "agent", "--config", config_path()};
     o.env = {{"CARDIAC_FAKE_NVML_SCENARIO", dir_ + "/scenario.json"}};
     o.pipe_stdin = false;
     o.pipe_stdout = false;
+    int log_fd = log.empty() ? -1 : ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (log_fd >= 0) o.pass_fds = {{log_fd, 2}};
     auto c = Child::spawn(o);
+    if (log_fd >= 0) ::close(log_fd);
     if (!c) return false;
     child_ = std::move(*c);
-    return eventually([&] { return get("/healthz").first == 200; });
+    return eventually([&] { return get("/healthz").first != 0; });
   }
   void kill9() {
     if (child_.running()) {

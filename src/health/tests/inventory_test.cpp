@@ -118,3 +118,20 @@ TEST(Inventory, GpuBoundToAnotherDriverIsNamed) {
 
 }  // namespace
 }  // namespace cardiac::health
+
+namespace cardiac::health {
+namespace {
+
+TEST(HostVerdict, FilesThatCouldNotBeReadAreNotOk) {
+  host::HostSnapshot h;
+  h.errors = {"/proc/loadavg line 1: empty", "/proc/uptime line 1: bad value 'x'"};
+  auto v = judge_host(h, nullptr);
+  EXPECT_EQ(v.level, Level::kWarn);
+  ASSERT_EQ(v.reasons.size(), 2u);
+  EXPECT_EQ(v.reasons[0].code, "host_read_error");
+  EXPECT_EQ(v.reasons[0].text, "could not read /proc/loadavg line 1: empty");
+  EXPECT_EQ(v.reasons[1].text, "could not read /proc/uptime line 1: bad value 'x'");
+}
+
+}  // namespace
+}  // namespace cardiac::health

@@ -168,3 +168,25 @@ TEST(Defaults, HostDiskFullFiresPerMount) {
 
 }  // namespace
 }  // namespace cardiac::rules
+
+namespace cardiac::rules {
+namespace {
+
+TEST(Defaults, UnusableNvmlFiresCriticalAtOnceAndResolvesWhenItWorks) {
+  RuleEngine e(defaults());
+  nvml::GpuSnapshot none;
+  none.available = false;
+  none.error_kind = "driver_not_loaded";
+  none.error = "the NVIDIA kernel module is not loaded";
+  const auto host = testing::healthy_host();
+  auto ts = run(e, build_sample_view(none, host, nullptr, at_s(0)), 0, 0);
+  const Transition* t = find(ts, "nvml_unavailable", AlertState::kFiring);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->severity, Severity::kCritical);
+  EXPECT_TRUE(t->labels.empty());
+  ts = run(e, build_sample_view(testing::healthy_gpus(2), host, nullptr, at_s(10)), 10, 0);
+  EXPECT_TRUE(find(ts, "nvml_unavailable", AlertState::kResolved));
+}
+
+}  // namespace
+}  // namespace cardiac::rules
