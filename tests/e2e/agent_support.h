@@ -3,6 +3,7 @@
 // state directory, configuration and scenario file, all removed afterwards.
 #pragma once
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -93,11 +94,20 @@ class AgentProcess {
     o.env = {{"CARDIAC_FAKE_NVML_SCENARIO", dir_ + "/scenario.json"}};
     o.pipe_stdin = false;
     o.pipe_stdout = false;
+    int err_fd = -1;
+    if (capture_stderr_) {
+      err_fd =
+          ::open((dir_ + "/agent.stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      o.pass_fds = {{err_fd, 2}};
+    }
     auto c = Child::spawn(o);
+    if (err_fd >= 0) ::close(err_fd);
     if (!c) return false;
     child_ = std::move(*c);
     return eventually([&] { return get("/healthz").first == 200; });
   }
+  // The agent's standard error goes to dir()/agent.stderr instead of the test's (before start()).
+  void capture_stderr() { capture_stderr_ = true; }
   void kill9() {
     if (child_.running()) {
       child_.signal(SIGKILL);
@@ -126,6 +136,7 @@ class AgentProcess {
   std::string dir_;
   std::string agent_keys_;
   int port_ = 0;
+  bool capture_stderr_ = false;
   Child child_;
 };
 
