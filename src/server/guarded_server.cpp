@@ -74,8 +74,8 @@ void close_fd(int fd) {
 }
 
 // Whether `buf` holds a whole request: a head, then as many body bytes as Content-Length says.
-// Chunked bodies, oversized declarations and oversized heads are handed over at once; httplib
-// answers them (or reads a chunked body under the request deadline).
+// Chunked bodies, bodies awaiting "100 Continue", oversized declarations and oversized heads are
+// handed over at once; httplib answers them (or reads the body under the request deadline).
 bool request_complete(const std::string& buf, std::size_t max_body) {
   auto end = buf.find("\r\n\r\n");
   std::size_t head_len = end == std::string::npos ? std::string::npos : end + 4;
@@ -86,6 +86,8 @@ bool request_complete(const std::string& buf, std::size_t max_body) {
   if (head_len == std::string::npos) return buf.size() > kMaxHeadBytes;
   std::string head = to_lower(buf.substr(0, head_len));
   if (head.find("\ntransfer-encoding:") != std::string::npos) return true;
+  // The client sends the body only after httplib's "100 Continue".
+  if (head.find("\nexpect:") != std::string::npos) return true;
   auto cl = head.find("\ncontent-length:");
   if (cl == std::string::npos) return true;
   auto value =

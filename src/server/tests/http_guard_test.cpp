@@ -286,5 +286,32 @@ TEST_F(GuardTest, KeptAliveAndPipelinedRequestsAreServed) {
   EXPECT_NE(both.find("cardiac_up 1"), std::string::npos) << both;
 }
 
+// curl sends "Expect: 100-continue" before a larger body and waits for the go-ahead: the head
+// alone must reach httplib, which answers 100.
+TEST_F(GuardTest, ABodyAwaitingContinueIsAskedFor) {
+  start();
+  int fd = connect_from("127.0.0.1", port);
+  ASSERT_GE(fd, 0);
+  held.push_back(fd);
+  const std::string body = R"({"matcher":"rule=a","duration":"1h"})";
+  send_text(fd, "POST /api/v1/silences HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " +
+                    std::string(kToken) +
+                    "\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+                    "Connection: close\r\nContent-Length: " +
+                    std::to_string(body.size()) + "\r\n\r\n");
+  std::string got;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  bool closed = false;
+  while (got.find("100 Continue") == std::string::npos && !closed &&
+         std::chrono::steady_clock::now() < until) {
+    got += read_until_closed(fd, std::chrono::milliseconds(50), &closed);
+  }
+  ASSERT_NE(got.find("100 Continue"), std::string::npos) << got;
+  send_text(fd, body);
+  got += read_until_closed(fd, std::chrono::seconds(10), &closed);
+  EXPECT_NE(got.find("200 OK"), std::string::npos) << got;
+  EXPECT_EQ(backend.last_matcher, "rule=a");
+}
+
 }  // namespace
 }  // namespace cardiac::server
