@@ -10,12 +10,15 @@
 #include <sstream>
 
 #include "agent/agent_state.h"
+#include "agent/api_token.h"
+#include "agent/control.h"
 #include "config/agent_config.h"
 #include "core/format.h"
 #include "core/log.h"
 #include "platform/subprocess.h"
 #include "rules/defaults.h"
 #include "rules/parse.h"
+#include "server/params.h"
 #include "store/access.h"
 #include "store/schema.h"
 
@@ -177,6 +180,14 @@ Status Agent::start() {
   sopts.address = listen->first;
   sopts.port = listen->second;
   sopts.token = c.agent.token;
+  // Mutations always need a token, on loopback too: without one in the configuration, the
+  // agent's own (made at first start, readable only by the agent's user). A non-loopback
+  // listen still needs one configured on purpose, to be handed to remote clients.
+  if (sopts.token.empty() && server::is_loopback_host(sopts.address)) {
+    auto token = load_or_create_api_token(c.agent.state_dir);
+    if (!token) return fail(token.error());
+    sopts.token = std::move(*token);
+  }
   sopts.tls_cert = c.agent.tls_cert;
   sopts.tls_key = c.agent.tls_key;
   s.backend = make_backend(s);
@@ -185,6 +196,9 @@ Status Agent::start() {
   if (!port) return fail(port.error().with_context("listen " + c.agent.listen));
   s.port = *port;
 
+  auto control = start_control(s);
+  if (!control) return fail(control.error());
+  s.control = std::move(*control);
   CARDIAC_TRY(start_queue(s));
   s.threads.emplace_back([&s] { run_host(s); });
   s.threads.emplace_back([&s] { run_sampler(s); });
@@ -205,6 +219,7 @@ void Agent::stop() {
   s.stop_cv.notify_all();
   // Jobs keep running: the next agent adopts them.
   if (s.queue) s.queue->stop();
+  if (s.control) s.control->stop();
   if (s.http) s.http->stop();
   for (auto& t : s.threads) {
     if (t.joinable()) t.join();

@@ -95,6 +95,8 @@ struct AgentState {
   // The GPU job queue ([queue] enabled): its own threads, store connection and socket; it
   // reads `snap` through a view callback.
   std::unique_ptr<queue::Queue> queue;
+  // <state-dir>/agent.sock: alert acks and silences from the CLI, by SO_PEERCRED (control.h).
+  std::unique_ptr<queue::SocketServer> control;
 
   std::mutex stop_mu;
   std::condition_variable stop_cv;

@@ -7,7 +7,9 @@
 #include <iostream>
 
 #include "agent/agent.h"
+#include "agent/api_token.h"
 #include "cli/commands.h"
+#include "config/agent_config.h"
 #include "config/config.h"
 #include "core/strings.h"
 
@@ -57,6 +59,12 @@ int run_agent(const AgentFlags& f, bool config_named, Context& ctx) {
     }
     cfg->agent.interval = *ns;
   }
+  // What the start message names; the configuration moves into the agent below.
+  const auto listen = config::split_listen(cfg->agent.listen);
+  const std::string scheme = cfg->agent.tls_cert.empty() ? "http" : "https";
+  const std::string token_from = cfg->agent.token.empty()
+                                     ? agent::api_token_path(cfg->agent.state_dir)
+                                     : std::string("the configuration");
   agent::AgentOptions options;
   options.config = std::move(*cfg);
   agent::Agent a(std::move(options), ctx.clock);
@@ -66,7 +74,10 @@ int run_agent(const AgentFlags& f, bool config_named, Context& ctx) {
   }
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
-  ctx.err << "cardiac agent: serving on port " << a.port() << "\n";
+  std::string host = listen ? listen->first : "127.0.0.1";
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";  // IPv6
+  ctx.err << "cardiac agent: serving on " << scheme << "://" << host << ":" << a.port()
+          << " (API token: " << token_from << ")\n";
   while (!g_stop) {
     timespec ts{0, 100 * kNsPerMs};
     nanosleep(&ts, nullptr);

@@ -3,12 +3,15 @@
 // silence) through the agent's store. They work whether or not the agent is running.
 #include <nlohmann/json.hpp>
 
+#include "agent/control.h"
 #include "alerts/alert_book.h"
 #include "alerts/alert_json.h"
 #include "cli/commands.h"
+#include "cli/queue_client.h"
 #include "cli/store_access.h"
 #include "core/format.h"
 #include "core/time.h"
+#include "queue/client.h"
 #include "server/params.h"
 #include "store/events.h"
 #include "store/incidents.h"
@@ -162,42 +165,51 @@ struct AlertsFlags {
   bool all = false, json = false;
 };
 
+// Acks and silences go through the agent's control socket, which records the caller the
+// kernel names (SO_PEERCRED): writing the store directly would let anyone who can open it
+// sign as anyone, and needs write access to the agent's store.
+int change_alert(const AlertsFlags& f, Context& ctx) {
+  const std::string command = "alerts " + f.action;
+  nlohmann::json request = {{"op", "alerts." + f.action}};
+  if (!f.who.empty()) request["by"] = f.who;
+  if (f.action == "ack") {
+    request["id"] = f.id;
+  } else {
+    if (auto d = server::parse_duration_param(f.duration); !d) {
+      ctx.err << "cardiac alerts silence: --for: " << d.error().what() << "\n";
+      return kExitUsage;
+    }
+    request["matcher"] = f.matcher;
+    request["duration"] = f.duration;
+    request["comment"] = f.comment;
+  }
+  auto r = queue::call_agent(resolve_state_dir(f.state_dir), request, 60 * kNsPerSec,
+                             agent::kControlSocketName);
+  if (!r) {
+    ctx.err << "cardiac " << command << ": " << r.error().what() << "\n";
+    return exit_code_for(r.error());
+  }
+  if (f.action == "ack") {
+    ctx.out << (f.json ? r->value("alert", nlohmann::json::object()).dump(2)
+                       : fmt::format("acknowledged alert {}", f.id))
+            << "\n";
+  } else {
+    ctx.out << (f.json ? r->value("silence", nlohmann::json::object()).dump(2)
+                       : fmt::format("silenced '{}' for {}", f.matcher, f.duration))
+            << "\n";
+  }
+  return kExitOk;
+}
+
 int run_alerts(const AlertsFlags& f, Context& ctx) {
-  // Listing only reads; ack and silence write.
-  const std::string dir = resolve_state_dir(f.state_dir);
-  auto db = f.action == "list" ? open_agent_store(dir) : open_agent_store_for_writing(dir);
+  if (f.action == "ack" || f.action == "silence") return change_alert(f, ctx);
+  // Listing only reads.
+  auto db = open_agent_store(resolve_state_dir(f.state_dir));
   if (!db) {
     ctx.err << "cardiac alerts: " << db.error().what() << "\n";
     return kExitCannotRun;
   }
   alerts::AlertBook book(*db, ctx.clock);
-  std::string who = f.who.empty() ? (std::getenv("USER") ? std::getenv("USER") : "cli") : f.who;
-  if (f.action == "ack") {
-    auto a = book.ack(f.id, who);
-    if (!a) {
-      ctx.err << "cardiac alerts ack: " << a.error().what() << "\n";
-      return a.error().code == ErrorCode::kNotFound ? kExitUsage : kExitCannotRun;
-    }
-    ctx.out << (f.json ? alerts::to_json(*a).dump(2) : fmt::format("acknowledged alert {}", f.id))
-            << "\n";
-    return kExitOk;
-  }
-  if (f.action == "silence") {
-    auto d = server::parse_duration_param(f.duration);
-    if (!d) {
-      ctx.err << "cardiac alerts silence: --for: " << d.error().what() << "\n";
-      return kExitUsage;
-    }
-    auto si = book.add_silence(f.matcher, *d, who, f.comment);
-    if (!si) {
-      ctx.err << "cardiac alerts silence: " << si.error().what() << "\n";
-      return kExitUsage;
-    }
-    ctx.out << (f.json ? alerts::to_json(*si).dump(2)
-                       : fmt::format("silenced '{}' for {}", f.matcher, f.duration))
-            << "\n";
-    return kExitOk;
-  }
   auto list = book.list(f.all);
   if (!list) {
     ctx.err << "cardiac alerts: " << list.error().what() << "\n";
@@ -264,13 +276,13 @@ Runner register_alerts(CLI::App& sub) {
   list->add_flag("--all", f->all, "Include resolved alerts");
   auto* ack = sub.add_subcommand("ack", "Acknowledge an alert");
   ack->add_option("ID", f->id, "Alert id")->required();
-  ack->add_option("--by", f->who, "Who acknowledges (default $USER)");
+  ack->add_option("--by", f->who, "A note kept next to your user name (not instead of it)");
   auto* silence = sub.add_subcommand("silence", "Silence alerts matching MATCHER");
   silence->add_option("MATCHER", f->matcher, "e.g. rule=gpu_temperature_above_slowdown,gpu=3")
       ->required();
   silence->add_option("--for", f->duration, "How long")->capture_default_str();
   silence->add_option("--comment", f->comment, "Why");
-  silence->add_option("--by", f->who, "Who silences (default $USER)");
+  silence->add_option("--by", f->who, "A note kept next to your user name (not instead of it)");
   // `--json` and `--state-dir` may come after the action too: `cardiac alerts list --json`.
   for (auto* action : {list, ack, silence}) action->fallthrough();
   return [f, ack, silence](Context& ctx) {

@@ -15,7 +15,5 @@ std::string resolve_state_dir(const std::string& flag);
 // migrated or written, so any user who may read the file gets answers. Errors name the file
 // and say why in plain words (missing, no tables yet, permission, not a database).
 Result<store::Db> open_agent_store(const std::string& state_dir);
-// Opens it for writing (migrating it if needed), for the commands that change it.
-Result<store::Db> open_agent_store_for_writing(const std::string& state_dir);
 
 }  // namespace cardiac::cli

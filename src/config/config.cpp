@@ -150,6 +150,7 @@ host_interval = "5s"
 # "dcgm": also export dcgm-exporter's metric names so its Grafana dashboard works unchanged.
 metrics_compat = ""
 # Bearer token for mutating API calls, and for every API call on a non-loopback listen.
+# Empty on a loopback listen: the agent's own, made in <state_dir>/api-token (mode 0600).
 token = ""
 tls_cert = ""
 tls_key = ""

@@ -41,8 +41,8 @@ int remaining_ms(TimeNs deadline) {
 }  // namespace
 
 Result<nlohmann::json> call_agent(const std::string& state_dir, const nlohmann::json& request,
-                                  DurationNs timeout) {
-  const std::string path = socket_path(state_dir);
+                                  DurationNs timeout, const std::string& socket_name) {
+  const std::string path = state_dir + "/" + socket_name;
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
   if (path.size() >= sizeof(a.sun_path)) {
@@ -55,9 +55,9 @@ Result<nlohmann::json> call_agent(const std::string& state_dir, const nlohmann::
     int err = errno;
     if (err == ENOENT || err == ECONNREFUSED) {
       return fail(Error::unavailable(
-          fmt::format("no queue agent answers at {} ({}): start `cardiac agent`, or point at "
+          fmt::format("no {}agent answers at {} ({}): start `cardiac agent`, or point at "
                       "its state directory with --state-dir or CARDIAC_STATE_DIR",
-                      path, std::strerror(err))));
+                      socket_name == kSocketName ? "queue " : "", path, std::strerror(err))));
     }
     if (err == EACCES) {
       Error e = Error::io(path, err);

@@ -9,14 +9,18 @@
 
 #include "core/clock.h"
 #include "core/result.h"
+#include "queue/protocol.h"
 
 namespace cardiac::queue {
 
 // Sends `request` and returns the answer's body (with "ok": true), or the error the agent
 // answered with (its code kept: permission, not_found, invalid, …). A missing or dead socket
 // is kUnavailable with a message that says how to reach the agent.
+// `socket_name` picks the socket in the state directory: the queue's, or the agent's control
+// socket (alerts).
 [[nodiscard]] Result<nlohmann::json> call_agent(const std::string& state_dir,
                                                 const nlohmann::json& request,
-                                                DurationNs timeout = 60 * kNsPerSec);
+                                                DurationNs timeout = 60 * kNsPerSec,
+                                                const std::string& socket_name = kSocketName);
 
 }  // namespace cardiac::queue

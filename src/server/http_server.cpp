@@ -8,10 +8,13 @@
 #include <chrono>
 #include <exception>
 #include <functional>
+#include <regex>
 #include <thread>
+#include <vector>
 
 #include "core/log.h"
 #include "core/strings.h"
+#include "server/guarded_server.h"
 #include "server/params.h"
 
 namespace cardiac::server {
@@ -23,7 +26,7 @@ using nlohmann::json;
 enum class Access {
   kOpen,    // /metrics, /healthz: scrapers must not need secrets unless asked to
   kRead,    // GET /api/...: open on loopback, token on any other bind
-  kMutate,  // POST /api/...: always a token, or a loopback peer when none is configured
+  kMutate,  // POST /api/...: always the token, on loopback too, and never cross-site
 };
 
 // Thrown inside handlers to leave with a 4xx; caught by the route wrapper. Keeps each handler a
@@ -121,11 +124,22 @@ json body_object(const httplib::Request& req, bool optional) {
     if (optional) return json::object();
     throw HttpError{400, "request body must be a JSON object", "body"};
   }
+  // A browser may send text/plain or a form to any site without asking first; insisting on
+  // JSON makes a cross-site request need a CORS preflight, which this server never grants.
+  std::string type = to_lower(req.get_header_value("Content-Type"));
+  if (trim(std::string_view(type).substr(0, type.find(';'))) != "application/json") {
+    throw HttpError{415, "request body must be sent as Content-Type: application/json",
+                    "Content-Type"};
+  }
   json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) throw HttpError{400, "request body is not valid JSON", "body"};
   if (!body.is_object()) throw HttpError{400, "request body must be a JSON object", "body"};
   return body;
 }
+
+// The identity a mutation is recorded under: the token's holder. A `by` in the body is what the
+// caller says about itself, kept next to it but never instead of it.
+std::string recorded_as(const json& body);
 
 // A string member of a body object; absent → fallback, wrong type → 400 naming the member.
 std::string body_string(const json& body, const char* name, std::string fallback) {
@@ -133,6 +147,11 @@ std::string body_string(const json& body, const char* name, std::string fallback
   if (it == body.end() || it->is_null()) return fallback;
   if (!it->is_string()) throw HttpError{400, std::string(name) + " must be a string", name};
   return it->get<std::string>();
+}
+
+std::string recorded_as(const json& body) {
+  std::string by = body_string(body, "by", "");
+  return by.empty() ? kTokenPrincipal : std::string(kTokenPrincipal) + " (says " + by + ")";
 }
 
 }  // namespace
@@ -149,28 +168,42 @@ struct HttpServer::Impl {
 
   // Returns false after filling `res` with 401/403 when the caller may not proceed.
   bool authorize(const httplib::Request& req, httplib::Response& res, Access access) const {
+    if (access == Access::kMutate && !same_origin(req)) {
+      send_error(res, 403,
+                 "cross-site request refused (Origin " + req.get_header_value("Origin") + ")",
+                 "Origin");
+      return false;
+    }
     bool need_token = access == Access::kMutate || (access == Access::kRead && !loopback_bind) ||
                       (access == Access::kOpen && opt.metrics_need_token);
     if (!need_token) return true;
     if (opt.token.empty()) {
-      // Only kMutate gets here (start() refuses the other cases without a token). With no
-      // token to check, the peer must be local so that only local users can change alerts.
-      if (is_loopback_host(req.remote_addr)) return true;
-      send_error(res, 403, "mutating requests need a configured token or a loopback client");
+      // Only kMutate gets here (start() refuses the other cases without a token).
+      send_error(res, 403, "this server has no API token, so it accepts no changes");
       return false;
     }
-    std::string auth = req.get_header_value("Authorization");
-    constexpr std::string_view kBearer = "Bearer ";
-    if (!starts_with(auth, kBearer)) {
+    // RFC 7235: the scheme is case-insensitive ("bearer", "BEARER").
+    std::string auth(trim(req.get_header_value("Authorization")));
+    auto space = auth.find_first_of(" \t");
+    if (space == std::string::npos || to_lower(auth.substr(0, space)) != "bearer") {
       res.set_header("WWW-Authenticate", "Bearer");
       send_error(res, 401, "missing 'Authorization: Bearer <token>' header");
       return false;
     }
-    if (!constant_time_equal(trim(std::string_view(auth).substr(kBearer.size())), opt.token)) {
+    if (!constant_time_equal(trim(std::string_view(auth).substr(space + 1)), opt.token)) {
       send_error(res, 403, "invalid token");
       return false;
     }
     return true;
+  }
+
+  // A request without Origin comes from a program (curl, the CLI, a script), not a page. One
+  // with Origin must come from a page this server served, i.e. the Host it was sent to.
+  static bool same_origin(const httplib::Request& req) {
+    if (!req.has_header("Origin")) return true;
+    std::string origin = to_lower(trim(req.get_header_value("Origin")));
+    std::string host = to_lower(trim(req.get_header_value("Host")));
+    return !host.empty() && (origin == "http://" + host || origin == "https://" + host);
   }
 
   // Every route goes through here: auth first, then the handler inside a catch-all so a
@@ -193,79 +226,106 @@ struct HttpServer::Impl {
     };
   }
 
+  // Every route with its method, for 405 answers (httplib itself only knows 404).
+  std::vector<std::pair<std::regex, std::string>> known;
+  void get(const std::string& pattern, Access access,
+           std::function<void(const httplib::Request&, httplib::Response&)> h) {
+    known.emplace_back(std::regex(pattern), "GET");
+    svr->Get(pattern, route(access, std::move(h)));
+  }
+  void post(const std::string& pattern, Access access,
+            std::function<void(const httplib::Request&, httplib::Response&)> h) {
+    known.emplace_back(std::regex(pattern), "POST");
+    svr->Post(pattern, route(access, std::move(h)));
+  }
+  // "GET, HEAD" or "POST" for a known path; empty for an unknown one.
+  std::string allowed_methods(const std::string& path) const {
+    std::string out;
+    for (const auto& [re, method] : known) {
+      if (!std::regex_match(path, re)) continue;
+      if (!out.empty()) out += ", ";
+      out += method == "GET" ? "GET, HEAD" : method;
+    }
+    return out;
+  }
+
   void install_routes();
 };
 
 void HttpServer::Impl::install_routes() {
-  svr->Get("/metrics", route(Access::kOpen, [this](const auto&, auto& res) {
-             res.set_content(backend.metrics_text(), kMetricsContentType);
-           }));
-  svr->Get("/healthz", route(Access::kOpen, [this](const auto&, auto& res) {
-             std::string why;
-             bool ok = backend.healthy(&why);
-             res.status = ok ? 200 : 503;
-             res.set_content(ok ? "ok\n" : (why.empty() ? "unhealthy" : why) + "\n",
-                             "text/plain; charset=utf-8");
-           }));
-  svr->Get("/api/v1/status", route(Access::kRead, [this](const auto&, auto& res) {
-             send_json(res, 200, backend.status());
-           }));
-  svr->Get("/api/v1/history", route(Access::kRead, [this](const auto& req, auto& res) {
-             TimeNs now = clock.now();
-             HistoryQuery q;
-             q.metric = param(req, "metric");
-             if (q.metric.empty()) throw HttpError{400, "metric is required", "metric"};
-             if (req.has_param("gpu")) {
-               q.gpu = static_cast<int>(int_param(req, "gpu", 0, 0, 1023));
-             }
-             q.since = time_param(req, "since", now, now - 3600 * kNsPerSec);
-             q.until = time_param(req, "until", now, now);
-             if (q.since > q.until) throw HttpError{400, "since is after until", "since"};
-             std::string step = param(req, "step");
-             if (!step.empty()) {
-               auto d = parse_duration_param(step);
-               if (!d) throw HttpError{400, d.error().what(), "step"};
-               q.step = *d;
-             }
-             send_result(res, backend.history(q));
-           }));
-  svr->Get("/api/v1/events", route(Access::kRead, [this](const auto& req, auto& res) {
-             TimeNs now = clock.now();
-             TimeNs since = time_param(req, "since", now, now - 24 * 3600 * kNsPerSec);
-             auto limit = static_cast<int>(int_param(req, "limit", 100, 1, 10000));
-             send_result(res, backend.events(since, limit));
-           }));
-  svr->Get("/api/v1/alerts", route(Access::kRead, [this](const auto& req, auto& res) {
-             std::string all = to_lower(param(req, "all"));
-             send_result(res, backend.alerts(all == "1" || all == "true" || all == "yes"));
-           }));
-  svr->Get("/api/v1/queue", route(Access::kRead, [this](const auto&, auto& res) {
-             send_result(res, backend.queue());
-           }));
-  svr->Post(R"(/api/v1/alerts/([^/]+)/ack)",
-            route(Access::kMutate, [this](const auto& req, auto& res) {
-              auto id = parse_i64(req.matches[1].str());
-              if (!id || *id < 0) throw HttpError{400, "alert id must be an integer", "id"};
-              json body = body_object(req, /*optional=*/true);
-              std::string who = body_string(body, "by", "api@" + req.remote_addr);
-              send_result(res, backend.ack_alert(*id, who));
-            }));
-  svr->Post("/api/v1/silences", route(Access::kMutate, [this](const auto& req, auto& res) {
-              json body = body_object(req, /*optional=*/false);
-              std::string matcher = body_string(body, "matcher", "");
-              if (trim(matcher).empty()) throw HttpError{400, "matcher is required", "matcher"};
-              std::string dur_text = body_string(body, "duration", "");
-              if (dur_text.empty()) throw HttpError{400, "duration is required", "duration"};
-              auto duration = parse_duration_param(dur_text);
-              if (!duration) throw HttpError{400, duration.error().what(), "duration"};
-              std::string who = body_string(body, "by", "api@" + req.remote_addr);
-              std::string comment = body_string(body, "comment", "");
-              send_result(res, backend.silence(matcher, *duration, who, comment));
-            }));
+  get("/metrics", Access::kOpen, [this](const auto&, auto& res) {
+    res.set_content(backend.metrics_text(), kMetricsContentType);
+  });
+  get("/healthz", Access::kOpen, [this](const auto&, auto& res) {
+    std::string why;
+    bool ok = backend.healthy(&why);
+    res.status = ok ? 200 : 503;
+    res.set_content(ok ? "ok\n" : (why.empty() ? "unhealthy" : why) + "\n",
+                    "text/plain; charset=utf-8");
+  });
+  get("/api/v1/status", Access::kRead,
+      [this](const auto&, auto& res) { send_json(res, 200, backend.status()); });
+  get("/api/v1/history", Access::kRead, [this](const auto& req, auto& res) {
+    TimeNs now = clock.now();
+    HistoryQuery q;
+    q.metric = param(req, "metric");
+    if (q.metric.empty()) throw HttpError{400, "metric is required", "metric"};
+    if (req.has_param("gpu")) {
+      q.gpu = static_cast<int>(int_param(req, "gpu", 0, 0, 1023));
+    }
+    q.since = time_param(req, "since", now, now - 3600 * kNsPerSec);
+    q.until = time_param(req, "until", now, now);
+    if (q.since > q.until) throw HttpError{400, "since is after until", "since"};
+    std::string step = param(req, "step");
+    if (!step.empty()) {
+      auto d = parse_duration_param(step);
+      if (!d) throw HttpError{400, d.error().what(), "step"};
+      q.step = *d;
+    }
+    send_result(res, backend.history(q));
+  });
+  get("/api/v1/events", Access::kRead, [this](const auto& req, auto& res) {
+    TimeNs now = clock.now();
+    TimeNs since = time_param(req, "since", now, now - 24 * 3600 * kNsPerSec);
+    auto limit = static_cast<int>(int_param(req, "limit", 100, 1, 10000));
+    send_result(res, backend.events(since, limit));
+  });
+  get("/api/v1/alerts", Access::kRead, [this](const auto& req, auto& res) {
+    std::string all = to_lower(param(req, "all"));
+    send_result(res, backend.alerts(all == "1" || all == "true" || all == "yes"));
+  });
+  get("/api/v1/queue", Access::kRead,
+      [this](const auto&, auto& res) { send_result(res, backend.queue()); });
+  post(R"(/api/v1/alerts/([^/]+)/ack)", Access::kMutate, [this](const auto& req, auto& res) {
+    auto id = parse_i64(req.matches[1].str());
+    if (!id || *id < 0) throw HttpError{400, "alert id must be an integer", "id"};
+    json body = body_object(req, /*optional=*/true);
+    send_result(res, backend.ack_alert(*id, recorded_as(body)));
+  });
+  post("/api/v1/silences", Access::kMutate, [this](const auto& req, auto& res) {
+    json body = body_object(req, /*optional=*/false);
+    std::string matcher = body_string(body, "matcher", "");
+    if (trim(matcher).empty()) throw HttpError{400, "matcher is required", "matcher"};
+    std::string dur_text = body_string(body, "duration", "");
+    if (dur_text.empty()) throw HttpError{400, "duration is required", "duration"};
+    auto duration = parse_duration_param(dur_text);
+    if (!duration) throw HttpError{400, duration.error().what(), "duration"};
+    std::string comment = body_string(body, "comment", "");
+    send_result(res, backend.silence(matcher, *duration, recorded_as(body), comment));
+  });
 
   // Errors httplib produces itself (404, 413, 400 on a bad request line) come with an empty
   // body; give them the same JSON shape as ours. Our own errors already have a body.
-  svr->set_error_handler([](const httplib::Request&, httplib::Response& res) {
+  svr->set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
+    // httplib's own 404 (empty body): no route for this method; 405 when another method has one.
+    if (res.status == 404 && res.body.empty()) {
+      std::string allow = allowed_methods(req.path);
+      if (!allow.empty()) {
+        res.set_header("Allow", allow);
+        send_error(res, 405, req.method + " is not allowed here; use " + allow);
+        return;
+      }
+    }
     if (!res.body.empty()) return;
     std::string msg =
         res.status == 413   ? "request body larger than " + std::to_string(kMaxBodyBytes) + " bytes"
@@ -319,7 +379,7 @@ Result<int> HttpServer::start() {
     return fail(Error::unsupported("TLS configured but cpp-httplib was built without OpenSSL"));
 #endif
   } else {
-    svr = std::make_unique<httplib::Server>();
+    svr = std::make_unique<GuardedServer>(o.limits);
   }
   // httplib's default also sets SO_REUSEPORT, which lets a second agent bind the same port and
   // silently share its traffic; keep only SO_REUSEADDR (quick restart over TIME_WAIT).
@@ -328,8 +388,9 @@ Result<int> HttpServer::start() {
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
   svr->set_payload_max_length(kMaxBodyBytes);
-  // Short keep-alive and read timeouts: an idle or slow client pins a worker thread, and
-  // stop() waits for workers.
+  // Plain HTTP: the GuardedServer's request deadline and idle timeout bound each connection.
+  // TLS: httplib's own pool, where an idle or slow client pins a worker thread until these
+  // per-read timeouts pass.
   svr->set_keep_alive_timeout(2);
   svr->set_read_timeout(5, 0);
   svr->set_write_timeout(5, 0);

@@ -55,14 +55,33 @@ class Backend {
   }
 };
 
+// What one client may hold of the server (see guarded_server.h for how it is enforced).
+struct ConnectionLimits {
+  std::size_t per_peer = 512;  // open connections one address may hold; more are answered 503
+  std::size_t total = 2048;    // open connections in all (lowered to fit RLIMIT_NOFILE)
+  int workers = 8;             // threads that run handlers
+  // From a request's first byte until its head and body have arrived; then 408 and close.
+  DurationNs request_timeout = 10 * kNsPerSec;
+  // How long a connection may stay open without starting a request (new or kept alive).
+  DurationNs idle_timeout = 5 * kNsPerSec;
+};
+
 struct ServerOptions {
   std::string address = "127.0.0.1";
   int port = kDefaultPort;  // 0: an ephemeral port, returned by start()
-  std::string token;        // bearer token; required for any non-loopback address
-  std::string tls_cert;     // PEM paths; both or neither
+  // Bearer token. Every POST/PUT/DELETE needs it, on any address; so do reads on a
+  // non-loopback address. Without one the server answers reads on loopback and refuses
+  // every mutation.
+  std::string token;
+  std::string tls_cert;  // PEM paths; both or neither
   std::string tls_key;
   bool metrics_need_token = false;  // also guard /metrics and /healthz
+  ConnectionLimits limits{};        // plain HTTP only; TLS keeps httplib's own pool
 };
+
+// Who a request that passed the token check is recorded as (acks, silences): the holder of
+// the token, not a name the caller wrote.
+inline constexpr const char* kTokenPrincipal = "api-token";
 
 class HttpServer {
  public:

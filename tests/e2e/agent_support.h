@@ -99,14 +99,21 @@ class AgentProcess {
     o.env = {{"CARDIAC_FAKE_NVML_SCENARIO", dir_ + "/scenario.json"}};
     o.pipe_stdin = false;
     o.pipe_stdout = false;
-    int log_fd = log.empty() ? -1 : ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (log_fd >= 0) o.pass_fds = {{log_fd, 2}};
+    // The agent's standard error goes to `log` when one is named, else to dir()/agent.stderr
+    // after capture_stderr(), else to the test's.
+    std::string err_path = !log.empty() ? log : capture_stderr_ ? dir_ + "/agent.stderr" : "";
+    int err_fd = err_path.empty()
+                     ? -1
+                     : ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (err_fd >= 0) o.pass_fds = {{err_fd, 2}};
     auto c = Child::spawn(o);
-    if (log_fd >= 0) ::close(log_fd);
+    if (err_fd >= 0) ::close(err_fd);
     if (!c) return false;
     child_ = std::move(*c);
     return eventually([&] { return get("/healthz").first != 0; });
   }
+  // The agent's standard error goes to dir()/agent.stderr instead of the test's (before start()).
+  void capture_stderr() { capture_stderr_ = true; }
   void kill9() {
     if (child_.running()) {
       child_.signal(SIGKILL);
@@ -135,6 +142,7 @@ class AgentProcess {
   std::string dir_;
   std::string agent_keys_;
   int port_ = 0;
+  bool capture_stderr_ = false;
   Child child_;
 };
 

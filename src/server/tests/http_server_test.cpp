@@ -9,70 +9,17 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "server/tests/fake_backend.h"
+
 namespace cardiac::server {
 namespace {
+
+using test_support::FakeBackend;
 
 using nlohmann::json;
 
 constexpr TimeNs kNow = 1'700'000'000LL * kNsPerSec;
 constexpr const char* kToken = "s3cret";
-
-// Records what the server asked for; answers are canned. Locked: handlers run on pool threads.
-class FakeBackend final : public Backend {
- public:
-  std::string metrics_text() override { return "cardiac_up 1\n"; }
-  json status() override {
-    if (throw_in_status) throw std::runtime_error("status exploded");
-    return {{"gpus", json::array()}};
-  }
-  bool healthy(std::string* why) override {
-    if (!is_healthy) *why = "no sample for 30 s";
-    return is_healthy;
-  }
-  Result<json> history(const HistoryQuery& q) override {
-    std::lock_guard lock(mu);
-    last_history = q;
-    if (q.metric == "missing") return fail(Error::not_found("unknown metric"));
-    return json{{"points", json::array()}};
-  }
-  Result<json> events(TimeNs since, int limit) override {
-    std::lock_guard lock(mu);
-    last_since = since;
-    last_limit = limit;
-    return json::array();
-  }
-  Result<json> alerts(bool include_resolved) override {
-    std::lock_guard lock(mu);
-    last_include_resolved = include_resolved;
-    return json::array();
-  }
-  Result<json> ack_alert(std::int64_t id, const std::string& who) override {
-    std::lock_guard lock(mu);
-    last_ack_id = id;
-    last_who = who;
-    return json{{"acked", id}};
-  }
-  Result<json> silence(const std::string& matcher, DurationNs duration, const std::string& who,
-                       const std::string& comment) override {
-    std::lock_guard lock(mu);
-    last_matcher = matcher;
-    last_duration = duration;
-    last_who = who;
-    last_comment = comment;
-    return json{{"id", 7}};
-  }
-
-  std::mutex mu;
-  bool is_healthy = true;
-  bool throw_in_status = false;
-  HistoryQuery last_history;
-  TimeNs last_since = 0;
-  int last_limit = 0;
-  bool last_include_resolved = false;
-  std::int64_t last_ack_id = -1;
-  std::string last_who, last_matcher, last_comment;
-  DurationNs last_duration = 0;
-};
 
 // Designated initializers would trip -Wmissing-field-initializers; edit a default instead.
 template <class F>
@@ -200,13 +147,14 @@ TEST_F(ServerTest, EventsAndAlerts) {
   EXPECT_TRUE(backend.last_include_resolved);
 }
 
-TEST_F(ServerTest, MutationsFromLoopbackAllowedWithoutConfiguredToken) {
+TEST_F(ServerTest, MutationsWithoutAConfiguredTokenAreRefusedEvenOnLoopback) {
   start();
   auto r = post("/api/v1/alerts/42/ack", "");
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200) << r->body;
-  EXPECT_EQ(backend.last_ack_id, 42);
-  EXPECT_EQ(backend.last_who, "api@127.0.0.1");
+  EXPECT_EQ(r->status, 403) << r->body;
+  EXPECT_EQ(post("/api/v1/silences", R"({"matcher":"a","duration":"1h"})", "x")->status, 403);
+  EXPECT_EQ(backend.last_ack_id, -1);
+  EXPECT_TRUE(backend.last_matcher.empty());
 }
 
 TEST_F(ServerTest, MutationsNeedTheTokenWhenConfigured) {
@@ -222,7 +170,8 @@ TEST_F(ServerTest, MutationsNeedTheTokenWhenConfigured) {
   auto ok = post("/api/v1/alerts/42/ack", R"({"by":"ana"})", kToken);
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->status, 200);
-  EXPECT_EQ(backend.last_who, "ana");
+  // Recorded under the token, whatever name the caller wrote.
+  EXPECT_EQ(backend.last_who, "api-token (says ana)");
 
   // Reads on a loopback bind stay open even when a token exists.
   EXPECT_EQ(client->Get("/api/v1/status")->status, 200);
@@ -241,19 +190,19 @@ TEST_F(ServerTest, MetricsCanRequireToken) {
 }
 
 TEST_F(ServerTest, SilenceParsesBody) {
-  start();
+  start(options([](auto& o) { o.token = kToken; }));
   auto r = post("/api/v1/silences",
-                R"({"matcher":"rule=gpu_thermal","duration":"2h","by":"ana","comment":"fan"})");
+                R"({"matcher":"rule=gpu_thermal","duration":"2h","comment":"fan"})", kToken);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(backend.last_matcher, "rule=gpu_thermal");
   EXPECT_EQ(backend.last_duration, 7200 * kNsPerSec);
-  EXPECT_EQ(backend.last_who, "ana");
+  EXPECT_EQ(backend.last_who, "api-token");
   EXPECT_EQ(backend.last_comment, "fan");
 }
 
 TEST_F(ServerTest, MalformedBodiesAre400) {
-  start();
+  start(options([](auto& o) { o.token = kToken; }));
   const std::tuple<const char*, const char*, const char*> cases[] = {
       {"/api/v1/silences", "{not json", "body"},
       {"/api/v1/silences", "", "body"},
@@ -265,12 +214,13 @@ TEST_F(ServerTest, MalformedBodiesAre400) {
       {"/api/v1/alerts/1/ack", "{", "body"},
   };
   for (auto [path, body, field] : cases) {
-    auto r = post(path, body);
+    auto r = post(path, body, kToken);
     ASSERT_TRUE(r) << path;
     EXPECT_EQ(r->status, 400) << path << " " << body;
     EXPECT_EQ(body_of(r).value("field", ""), field) << path << " " << body << " " << r->body;
   }
-  EXPECT_NE(post("/api/v1/silences", "{not json")->body.find("not valid JSON"), std::string::npos);
+  EXPECT_NE(post("/api/v1/silences", "{not json", kToken)->body.find("not valid JSON"),
+            std::string::npos);
 }
 
 TEST_F(ServerTest, HugeBodyIs413) {

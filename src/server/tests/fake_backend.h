@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// A Backend with canned answers that records what the server asked for.
+#pragma once
+
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include "server/http_server.h"
+
+namespace cardiac::server::test_support {
+
+using nlohmann::json;
+
+// Records what the server asked for; answers are canned. Locked: handlers run on pool threads.
+class FakeBackend final : public Backend {
+ public:
+  std::string metrics_text() override { return "cardiac_up 1\n"; }
+  json status() override {
+    if (throw_in_status) throw std::runtime_error("status exploded");
+    return {{"gpus", json::array()}};
+  }
+  bool healthy(std::string* why) override {
+    if (!is_healthy) *why = "no sample for 30 s";
+    return is_healthy;
+  }
+  Result<json> history(const HistoryQuery& q) override {
+    std::lock_guard lock(mu);
+    last_history = q;
+    if (q.metric == "missing") return fail(Error::not_found("unknown metric"));
+    return json{{"points", json::array()}};
+  }
+  Result<json> events(TimeNs since, int limit) override {
+    std::lock_guard lock(mu);
+    last_since = since;
+    last_limit = limit;
+    return json::array();
+  }
+  Result<json> alerts(bool include_resolved) override {
+    std::lock_guard lock(mu);
+    last_include_resolved = include_resolved;
+    return json::array();
+  }
+  Result<json> ack_alert(std::int64_t id, const std::string& who) override {
+    std::lock_guard lock(mu);
+    last_ack_id = id;
+    last_who = who;
+    return json{{"acked", id}};
+  }
+  Result<json> silence(const std::string& matcher, DurationNs duration, const std::string& who,
+                       const std::string& comment) override {
+    std::lock_guard lock(mu);
+    last_matcher = matcher;
+    last_duration = duration;
+    last_who = who;
+    last_comment = comment;
+    return json{{"id", 7}};
+  }
+
+  std::mutex mu;
+  bool is_healthy = true;
+  bool throw_in_status = false;
+  HistoryQuery last_history;
+  TimeNs last_since = 0;
+  int last_limit = 0;
+  bool last_include_resolved = false;
+  std::int64_t last_ack_id = -1;
+  std::string last_who, last_matcher, last_comment;
+  DurationNs last_duration = 0;
+};
+
+}  // namespace cardiac::server::test_support
