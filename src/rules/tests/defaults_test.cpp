@@ -170,7 +170,10 @@ TEST(Defaults, HostDiskFullFiresPerMount) {
 TEST(Defaults, StuckProcessCountReadsRightForOne) {
   RuleEngine e(defaults());
   auto host = healthy_host();
-  host.dstate_processes.push_back(host::DStateProcess{.pid = 42, .comm = "nvidia-smi"});
+  host::DStateProcess stuck;
+  stuck.pid = 42;
+  stuck.comm = "nvidia-smi";
+  host.dstate_processes.push_back(stuck);
   const auto ts = run(e, build_sample_view(nvml::GpuSnapshot{}, host, nullptr, 0), 0, 400);
   const Transition* t = find(ts, "host_dstate_processes", AlertState::kFiring);
   ASSERT_TRUE(t);
