@@ -92,6 +92,7 @@ class AgentBackend final : public server::Backend {
     sq.until = q.until;
     sq.step = q.step;
     std::lock_guard lock(s_.reader_mu);
+    CARDIAC_TRY(store::check_history_query(*s_.reader_db, sq));
     auto h = store::history(*s_.reader_db, sq);
     if (!h) return fail(h.error());
     nlohmann::json points = nlohmann::json::array();

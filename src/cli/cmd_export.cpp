@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `cardiac export prometheus-rules`: the alert rules as a Prometheus rule file, over the
 // metric names the agent exports, for fleets that evaluate alerts in Prometheus.
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -29,9 +31,11 @@ int run_export_rules(const ExportFlags& f, Context& ctx) {
     all = std::move(*d);
   }
   if (!f.rules_file.empty()) {
+    errno = 0;
     std::ifstream in(f.rules_file);
     if (!in) {
-      ctx.err << "cardiac export: cannot read " << f.rules_file << "\n";
+      ctx.err << "cardiac export: cannot read " << f.rules_file << ": "
+              << (errno ? std::strerror(errno) : "open failed") << "\n";
       return kExitUsage;
     }
     std::stringstream text;
@@ -50,9 +54,12 @@ int run_export_rules(const ExportFlags& f, Context& ctx) {
     ctx.out << yaml;
     return kExitOk;
   }
+  errno = 0;
   std::ofstream out(f.output, std::ios::trunc);
   if (!out || !(out << yaml) || !out.flush()) {
-    ctx.err << "cardiac export: cannot write " << f.output << "\n";
+    // The stream keeps no reason; errno still holds the failed open(2) or write(2)'s.
+    ctx.err << "cardiac export: cannot write " << f.output << ": "
+            << (errno ? std::strerror(errno) : "write failed") << "\n";
     return kExitCannotRun;
   }
   return kExitOk;

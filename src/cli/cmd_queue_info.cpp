@@ -34,6 +34,7 @@ int run_logs(const LogsFlags& f, Context& ctx) {
   std::vector<Stream> streams;
   if (f.stream != "err") streams.push_back({"out", ctx.out});
   if (f.stream != "out") streams.push_back({"err", ctx.err});
+  std::string state;  // the job's, from the last answer
   while (true) {
     bool progressed = false;
     bool all_done = true;
@@ -49,12 +50,19 @@ int run_logs(const LogsFlags& f, Context& ctx) {
         s.to << data << std::flush;
         progressed = true;
       }
+      state = answer->value("state", "");
       s.offset = (*answer)["offset"].get<std::int64_t>();
       bool at_end = s.offset >= (*answer)["size"].get<std::int64_t>();
       s.done = (*answer)["done"].get<bool>() || (!f.follow && at_end);
       all_done = all_done && s.done;
     }
-    if (all_done) return kExitOk;
+    if (all_done) {
+      // Following a job to its end answers like waiting for it: 1 unless it completed, so
+      // `cardiac logs -f ID && next-step` does not go on after a failure.
+      if (!f.follow || state == "completed") return kExitOk;
+      ctx.err << fmt::format("cardiac logs: job {} ended {}\n", f.id, state);
+      return kExitFindings;
+    }
     if (!progressed) pause_briefly();
   }
 }
@@ -78,7 +86,7 @@ int run_jobs(const JobsFlags& f, Context& ctx) {
     return kExitOk;
   }
   ctx.out << fmt::format("{:>6}  {:<10} {:<16} {:<9} {:>5}  {:<24}  {:<8} {:<7}  {}\n", "ID",
-                         "USER", "NAME", "STATE", "EXIT", "ENDED", "RAN", "GPUS", "REASON");
+                         "USER", "NAME", "STATE", "EXIT", "ENDED", "RAN", "GPU IDS", "REASON");
   for (const auto& j : (*answer)["jobs"]) {
     std::string exit = j["exit_code"].is_number() ? std::to_string(j["exit_code"].get<int>())
                        : j["signal"].is_number()  ? "sig" + std::to_string(j["signal"].get<int>())

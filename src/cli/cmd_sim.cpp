@@ -5,13 +5,17 @@
 #include "core/format.h"
 
 #include <atomic>
+#include <cmath>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "cli/commands.h"
 #include "cli/sim_setup.h"
 #include "core/strings.h"
+#include "core/text.h"
 #include "sim/checkpoint.h"
 #include "sim/report.h"
 
@@ -20,8 +24,10 @@ namespace {
 
 struct CheckpointFlags {
   double gpus = 0;
-  double mtbf_gpu_hours = 0;
+  std::optional<double> mtbf_gpu_hours;
   std::string failures;
+  std::string interval;  // evaluate this compute interval too
+  bool overlap = false;  // writes run beside compute
   std::string write = "30s";
   std::string restart = "10m";
   std::string work = "1d";
@@ -45,7 +51,8 @@ Status write_file(const std::string& path, const std::string& text) {
 int run_sim(const SimFlags& flags, Context& ctx) {
   auto setup = build_sim_setup(flags);
   if (!setup) {
-    ctx.err << "cardiac sim: " << setup.error().what() << "\n";
+    // printable(): a binary file's header must not reach the terminal as control codes.
+    ctx.err << "cardiac sim: " << printable(setup.error().what()) << "\n";
     return kExitUsage;
   }
   const std::size_t n = setup->runs.size();
@@ -123,7 +130,24 @@ int run_sim(const SimFlags& flags, Context& ctx) {
   return kExitOk;
 }
 
+// The first-order (Meta) estimate and the full Daly model part ways once failures are frequent
+// against the interval; past this gap (in ETTR) the output says so.
+constexpr double kDivergence = 0.01;
+
+// One checkpoint interval judged by both models.
+struct IntervalRow {
+  std::string name;
+  double interval_s = 0;
+  double ettr_full = 0;
+  double ettr_meta = 0;
+  [[nodiscard]] bool diverge() const { return std::abs(ettr_full - ettr_meta) > kDivergence; }
+};
+
 int run_checkpoint(const CheckpointFlags& f, Context& ctx) {
+  auto usage = [&](std::string_view why) {
+    ctx.err << "cardiac sim checkpoint: " << why << "\n";
+    return kExitUsage;
+  };
   auto seconds = [&](const std::string& text, const char* flag) -> std::optional<double> {
     auto ns = parse_duration_ns(text);
     if (!ns || *ns < 0) {
@@ -137,61 +161,119 @@ int run_checkpoint(const CheckpointFlags& f, Context& ctx) {
   auto restart = seconds(f.restart, "--restart");
   auto work = seconds(f.work, "--work");
   if (!write || !restart || !work) return kExitUsage;
-  if (f.gpus <= 0) {
-    ctx.err << "cardiac sim checkpoint: --gpus must be positive\n";
-    return kExitUsage;
+  std::optional<double> given;
+  if (!f.interval.empty()) {
+    given = seconds(f.interval, "--interval");
+    if (!given) return kExitUsage;
+    if (*given <= 0) return usage(fmt::format("--interval '{}' must be positive", f.interval));
   }
-  double mtbf_gpu_h = f.mtbf_gpu_hours;
+  if (f.gpus <= 0) return usage("--gpus must be positive");
+  if (f.mtbf_gpu_hours && !f.failures.empty()) {
+    return usage("give --mtbf-gpu-hours or --failures, not both");
+  }
+  if (f.mtbf_gpu_hours && !(*f.mtbf_gpu_hours > 0 && std::isfinite(*f.mtbf_gpu_hours))) {
+    return usage("--mtbf-gpu-hours must be a positive number");
+  }
+  double mtbf_gpu_h = f.mtbf_gpu_hours.value_or(0);
   if (!f.failures.empty()) {
     auto m = sim::failure_preset(f.failures);
-    if (!m) {
-      ctx.err << "cardiac sim checkpoint: " << m.error().what() << "\n";
-      return kExitUsage;
-    }
+    if (!m) return usage(m.error().what());
     // The per-GPU MTBF that gives this job the preset's job MTTF.
     mtbf_gpu_h = sim::job_mttf_hours(*m, static_cast<unsigned>(f.gpus), 8) * f.gpus;
   }
-  if (!(mtbf_gpu_h > 0)) {
-    ctx.err << "cardiac sim checkpoint: give --mtbf-gpu-hours H or --failures PRESET\n";
-    return kExitUsage;
-  }
+  if (!(mtbf_gpu_h > 0)) return usage("give --mtbf-gpu-hours H or --failures PRESET");
   const sim::CheckpointAdvice a = sim::advise(f.gpus, mtbf_gpu_h, *write, *restart, *work);
+  // Both models take the write as stalled compute. An overlapped write stalls nothing, but the
+  // state it saves is a write's length old when it becomes durable: a failure loses that much
+  // more work, which the models see as a longer restart.
+  const auto mode = f.overlap ? sim::CheckpointWrite::kOverlapped : sim::CheckpointWrite::kBlocking;
+  const double stall = f.overlap ? 0.0 : *write;
+  const double lost = f.overlap ? *restart + *write : *restart;
+  auto row = [&](std::string name, sim::CheckpointPolicy::Kind kind, double fixed) {
+    sim::CheckpointPolicy p{
+        .kind = kind, .interval_s = fixed, .write_s = *write, .restart_s = *restart, .write = mode};
+    const double tau = sim::interval_for(p, a.job_mtbf_s);
+    return IntervalRow{std::move(name), tau, sim::ettr_daly(tau, stall, lost, a.job_mtbf_s),
+                       sim::ettr_meta(tau, stall, lost, a.job_mtbf_s)};
+  };
+  std::vector<IntervalRow> rows = {row("young", sim::CheckpointPolicy::kYoung, 0),
+                                   row("daly", sim::CheckpointPolicy::kDaly, 0)};
+  if (given) rows.push_back(row("given", sim::CheckpointPolicy::kFixed, *given));
+  const IntervalRow& checked = rows.back();
   const sim::MonteCarloResult mc =
-      sim::monte_carlo_ettr(a.daly_interval_s, *write, *restart, a.job_mtbf_s,
-                            std::max(*work, 50 * a.daly_interval_s), f.runs, f.seed);
+      sim::monte_carlo_ettr(checked.interval_s, *write, *restart, a.job_mtbf_s,
+                            std::max(*work, 50 * checked.interval_s), f.runs, f.seed, mode);
+  auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
   if (f.json) {
+    nlohmann::json intervals = nlohmann::json::array();
+    for (const IntervalRow& r : rows) {
+      intervals.push_back({{"name", r.name},
+                           {"interval_s", r.interval_s},
+                           {"ettr", number(r.ettr_full)},
+                           {"ettr_meta", number(r.ettr_meta)},
+                           {"diverge", r.diverge()}});
+    }
     nlohmann::json j = {{"gpus", a.gpus},
                         {"mtbf_gpu_hours", mtbf_gpu_h},
                         {"job_mtbf_s", a.job_mtbf_s},
                         {"failures_per_day", a.failures_per_day},
                         {"write_s", a.write_s},
+                        {"write", f.overlap ? "overlapped" : "blocking"},
                         {"restart_s", a.restart_s},
-                        {"young_interval_s", a.young_interval_s},
-                        {"daly_interval_s", a.daly_interval_s},
-                        {"ettr_young", a.ettr_young},
-                        {"ettr_daly", a.ettr_daly},
-                        {"ettr_first_order", a.ettr_first_order},
-                        {"ettr_no_checkpoint", a.ettr_no_checkpoint},
+                        {"young_interval_s", rows[0].interval_s},
+                        {"daly_interval_s", rows[1].interval_s},
+                        {"ettr_young", number(rows[0].ettr_full)},
+                        {"ettr_daly", number(rows[1].ettr_full)},
+                        {"ettr_first_order", number(a.ettr_first_order)},
+                        {"ettr_no_checkpoint", number(a.ettr_no_checkpoint)},
                         {"work_s", a.work_s},
+                        {"intervals", intervals},
                         {"monte_carlo",
-                         {{"ettr", mc.ettr_mean},
-                          {"stderr", mc.ettr_stderr},
+                         {{"interval", checked.name},
+                          {"interval_s", checked.interval_s},
+                          {"ettr", number(mc.ettr_mean)},
+                          {"stderr", number(mc.ettr_stderr)},
                           {"runs", mc.runs},
-                          {"failures_per_run", mc.failures_per_run}}}};
+                          {"failures_per_run", number(mc.failures_per_run)}}}};
+    if (given) j["interval_s"] = *given;
     ctx.out << j.dump(2) << "\n";
     return kExitOk;
   }
   ctx.out << fmt::format(
       "job of {:.0f} GPUs, MTBF {:.0f} GPU-hours: one failure every {:.2f} h ({:.2f} a day)\n"
-      "write {:.0f} s, restart {:.0f} s\n\n"
-      "  Young interval   {:>9.1f} min   ETTR {:.4f}\n"
-      "  Daly interval    {:>9.1f} min   ETTR {:.4f}   (first-order estimate {:.4f})\n"
-      "  no checkpoints   ETTR {:.4f} for {:.1f} h of work\n\n"
-      "Monte Carlo at the Daly interval: ETTR {:.4f} ± {:.4f} ({} runs)\n",
-      a.gpus, mtbf_gpu_h, a.job_mtbf_s / 3600, a.failures_per_day, a.write_s, a.restart_s,
-      a.young_interval_s / 60, a.ettr_young, a.daly_interval_s / 60, a.ettr_daly,
-      a.ettr_first_order, a.ettr_no_checkpoint, a.work_s / 3600, mc.ettr_mean, mc.ettr_stderr,
-      mc.runs);
+      "write {:g} s ({}), restart {:g} s\n\n"
+      "  {:<12} {:>13}   {:>15}   {:>18}\n",
+      a.gpus, mtbf_gpu_h, a.job_mtbf_s / 3600, a.failures_per_day, a.write_s,
+      f.overlap ? "overlapped with compute" : "blocking", a.restart_s, "", "interval",
+      "ETTR full model", "first-order (Meta)");
+  const std::map<std::string, std::string> labels = {
+      {"young", "Young"}, {"daly", "Daly"}, {"given", "--interval"}};
+  auto span = [](double s) {
+    return s < 120 ? fmt::format("{:.0f} s", s) : fmt::format("{:.1f} min", s / 60);
+  };
+  for (const IntervalRow& r : rows) {
+    ctx.out << fmt::format("  {:<12} {:>13}   {:>15.4f}   {:>18.4f}{}\n", labels.at(r.name),
+                           span(r.interval_s), r.ettr_full, r.ettr_meta,
+                           r.diverge() ? "   (diverge)" : "");
+  }
+  ctx.out << fmt::format("  no checkpoints   ETTR {:.4f} for {:.1f} h of work\n",
+                         a.ettr_no_checkpoint, a.work_s / 3600);
+  for (const IntervalRow& r : rows) {
+    if (!r.diverge()) continue;
+    ctx.out << fmt::format(
+        "\nAt the {} interval the first-order estimate is {:.1f} points off the full model: "
+        "failures are too frequent for it; trust the full model.\n",
+        labels.at(r.name), 100 * std::abs(r.ettr_full - r.ettr_meta));
+    break;
+  }
+  if (mc.runs == 0) {
+    ctx.out << fmt::format(
+        "\nMonte Carlo at the {} interval: not run (the job makes no progress)\n",
+        labels.at(checked.name));
+  } else {
+    ctx.out << fmt::format("\nMonte Carlo at the {} interval: ETTR {:.4f} ± {:.4f} ({} runs)\n",
+                           labels.at(checked.name), mc.ettr_mean, mc.ettr_stderr, mc.runs);
+  }
   return kExitOk;
 }
 
@@ -206,6 +288,8 @@ Runner register_sim(CLI::App& sub) {
   ck->add_option("--mtbf-gpu-hours", c->mtbf_gpu_hours, "Mean GPU-hours between failures, per GPU");
   ck->add_option("--failures", c->failures, "Take the MTBF from a failure preset (llama3, rsc1…)");
   ck->add_option("--write", c->write, "Checkpoint write time")->capture_default_str();
+  ck->add_option("--interval", c->interval, "Also judge this compute interval, e.g. 60m");
+  ck->add_flag("--overlap", c->overlap, "Writes run beside compute instead of stopping it");
   ck->add_option("--restart", c->restart, "Restart time after a failure")->capture_default_str();
   ck->add_option("--work", c->work, "Job length for the no-checkpoint figure")
       ->capture_default_str();

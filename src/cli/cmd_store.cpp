@@ -41,6 +41,11 @@ int run_history(const HistoryFlags& f, Context& ctx) {
     ctx.err << "cardiac history: --step: " << step.error().what() << "\n";
     return kExitUsage;
   }
+  if (*until < *since) {
+    ctx.err << fmt::format("cardiac history: --until {} is before --since {}\n",
+                           format_iso8601(*until), format_iso8601(*since));
+    return kExitUsage;
+  }
   auto db = open_agent_store(resolve_state_dir(f.state_dir));
   if (!db) {
     ctx.err << "cardiac history: " << db.error().what() << "\n";
@@ -48,6 +53,10 @@ int run_history(const HistoryFlags& f, Context& ctx) {
   }
   store::HistoryQuery q{f.metric, std::nullopt, *since, *until, *step};
   if (f.gpu) q.gpu = static_cast<unsigned>(*f.gpu);
+  if (auto ok = store::check_history_query(*db, q); !ok) {
+    ctx.err << "cardiac history: " << ok.error().what() << "\n";
+    return ok.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitCannotRun;
+  }
   auto h = store::history(*db, q);
   if (!h) {
     ctx.err << "cardiac history: " << h.error().what() << "\n";
@@ -136,23 +145,32 @@ int run_incidents(const EventsFlags& f, Context& ctx) {
     ctx.err << "cardiac incidents: " << list.error().what() << "\n";
     return kExitCannotRun;
   }
+  // What the store keeps as "" (not known) is null in JSON and "-" in the table.
+  auto text_or_null = [](const std::string& s) {
+    return s.empty() ? nlohmann::json() : nlohmann::json(s);
+  };
+  auto text_or_dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
   nlohmann::json out = nlohmann::json::array();
+  constexpr std::string_view kRow = "{:>5}  {:>3}  {:<13} {:<14} {:<24}  {:<24}  {}\n";
+  if (!f.json) {
+    ctx.out << fmt::format(kRow, "ID", "GPU", "PCI", "KIND", "STARTED", "ENDED", "EVIDENCE");
+  }
   for (const auto& i : *list) {
     if (f.json) {
-      nlohmann::json j{{"id", i.id},
-                       {"gpu", i.gpu},
-                       {"uuid", i.uuid},
-                       {"pci_bus_id", i.pci_bus_id},
-                       {"kind", i.kind},
-                       {"started", format_iso8601(i.started_ns)},
-                       {"evidence", i.evidence}};
-      j["ended"] = i.ended_ns ? nlohmann::json(format_iso8601(*i.ended_ns)) : nlohmann::json();
-      out.push_back(std::move(j));
+      out.push_back(
+          {{"id", i.id},
+           {"gpu", i.gpu},
+           {"uuid", text_or_null(i.uuid)},
+           {"pci_bus_id", text_or_null(i.pci_bus_id)},
+           {"kind", i.kind},
+           {"started", format_iso8601(i.started_ns)},
+           {"ended", i.ended_ns ? nlohmann::json(format_iso8601(*i.ended_ns)) : nlohmann::json()},
+           {"evidence", text_or_null(i.evidence)}});
     } else {
-      ctx.out << fmt::format(
-          "{:>4}  GPU {} {:<13} {:<13} {}  {}  {}\n", i.id, i.gpu,
-          i.pci_bus_id.empty() ? "-" : i.pci_bus_id, i.kind, format_iso8601(i.started_ns),
-          i.ended_ns ? format_iso8601(*i.ended_ns) : std::string("open"), i.evidence);
+      ctx.out << fmt::format(fmt::runtime(kRow), i.id, i.gpu, text_or_dash(i.pci_bus_id), i.kind,
+                             format_iso8601(i.started_ns),
+                             i.ended_ns ? format_iso8601(*i.ended_ns) : std::string("open"),
+                             text_or_dash(i.evidence));
     }
   }
   if (f.json) ctx.out << out.dump(2) << "\n";
@@ -242,8 +260,8 @@ Runner register_history(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--until", f->until, "End (default now)");
   sub.add_option("--step", f->step, "Resolution of the answer")->capture_default_str();
-  sub.add_flag("--csv", f->csv, "CSV output");
-  sub.add_flag("--json", f->json, "JSON output");
+  auto* csv = sub.add_flag("--csv", f->csv, "CSV output");
+  sub.add_flag("--json", f->json, "JSON output")->excludes(csv);
   sub.add_option("--state-dir", f->state_dir, "The agent's state directory");
   return [f](Context& ctx) { return run_history(*f, ctx); };
 }
@@ -252,7 +270,9 @@ Runner register_events(CLI::App& sub) {
   auto f = std::make_shared<EventsFlags>();
   sub.add_option("--since", f->since, "Start: 24h (ago), RFC 3339 or unix seconds")
       ->capture_default_str();
-  sub.add_option("--limit", f->limit, "At most this many")->capture_default_str();
+  sub.add_option("--limit", f->limit, "At most this many (1 to 1,000,000)")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
   sub.add_flag("--json", f->json, "JSON output");
   sub.add_option("--state-dir", f->state_dir, "The agent's state directory");
   return [f](Context& ctx) { return run_events(*f, ctx); };

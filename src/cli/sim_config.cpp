@@ -148,7 +148,7 @@ Status apply_sim_file(const std::string& path, SimFlags& f) {
         return fail(Error::parse(fmt::format("'{}' must be a non-negative integer", k), where));
       }
       const auto v = *node.value<std::int64_t>();
-      if (k == "jobs" && f.jobs == 0) f.jobs = static_cast<std::size_t>(v);
+      if (k == "jobs" && !f.jobs) f.jobs = static_cast<double>(v);
       if (k == "threads" && f.threads == 0) f.threads = static_cast<unsigned>(v);
       if (k == "nodes_per_domain" && f.nodes_per_domain == 0) {
         f.nodes_per_domain = static_cast<unsigned>(v);
@@ -157,7 +157,7 @@ Status apply_sim_file(const std::string& path, SimFlags& f) {
       if (!node.is_number())
         return fail(Error::parse(fmt::format("'{}' must be a number", k), where));
       const double v = *node.value<double>();
-      if (k == "load" && f.load == 0) f.load = v;
+      if (k == "load" && !f.load) f.load = v;
       if (k == "days" && f.days == 0) f.days = v;
     } else {
       std::string* dst = k == "trace"        ? &f.trace

@@ -13,6 +13,9 @@
 namespace cardiac::cli {
 namespace {
 
+// The most synthetic jobs one run generates: about 10 GB of trace and job state.
+constexpr double kMaxSynthJobs = 50'000'000;
+
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
   std::string cur;
@@ -105,37 +108,54 @@ Result<SimSetup> build_sim_setup(const SimFlags& flags) {
   if (!f.trace.empty() && !f.synth.empty()) {
     return fail(Error::invalid("give --trace or --synth, not both"));
   }
+  if (f.trace.empty() && f.synth.empty()) {
+    return fail(Error::invalid(
+        "no workload: give --trace FILE or --synth PRESET (seren, kalos, philly, helios)"));
+  }
+  if (!f.trace.empty() && (f.jobs || f.load)) {
+    return fail(Error::invalid(
+        "--jobs and --load shape a synthetic workload (--synth); a trace brings its own jobs"));
+  }
+  if (f.jobs && !(*f.jobs >= 1 && *f.jobs <= kMaxSynthJobs && *f.jobs == std::floor(*f.jobs))) {
+    return fail(Error::invalid(
+        fmt::format("--jobs {}: expected a whole number from 1 to 50,000,000", *f.jobs)));
+  }
+  if (f.load && !(*f.load > 0 && std::isfinite(*f.load))) {
+    return fail(Error::invalid(fmt::format(
+        "--load {}: expected a positive number of offered GPU-hours per GPU-hour, e.g. 0.8",
+        *f.load)));
+  }
   if (!f.trace.empty()) {
     auto t = sim::load_trace(f.trace, f.format);
     if (!t) return fail(t.error());
     setup.trace = std::move(*t);
   }
   auto cluster = Result<sim::ClusterSpec>(fail(Error::invalid("no cluster")));
-  if (!f.synth.empty() || f.trace.empty()) {
-    auto p = sim::synth_preset(f.synth.empty() ? "philly" : f.synth);
+  if (!f.synth.empty()) {
+    auto p = sim::synth_preset(f.synth);
     if (!p) return fail(p.error());
-    if (f.jobs > 0) p->jobs = f.jobs;
+    if (f.jobs) p->jobs = static_cast<std::size_t>(*f.jobs);
     if (!f.cluster.empty()) {
       cluster = sim::parse_cluster(f.cluster);
       if (!cluster) return fail(cluster.error());
       p->cluster_gpus = cluster->gpus();
       p->max_gpus = std::min(p->max_gpus, p->cluster_gpus);
     }
-    if (f.load > 0) p->target_load = f.load;
+    if (f.load) p->target_load = *f.load;
     auto fit = sim::fit_synth(*p);
     if (!fit) return fail(fit.error());
     // --days and --load without --jobs: as many jobs as fill the cluster to that load for
     // that long (the generator then spaces their arrivals to match).
-    if (f.jobs == 0 && f.days > 0 && f.load > 0 && p->cluster_gpus > 0) {
+    if (!f.jobs && f.days > 0 && f.load && p->cluster_gpus > 0) {
       double mean_gpus = 0;
       for (std::size_t i = 0; i < fit->sizes.size(); ++i)
         mean_gpus += fit->sizes[i] * fit->probs[i];
       const double job_gpu_s = std::max(mean_gpus, 1e-9) * std::max(p->mean_duration_s, 1e-9);
       p->jobs = static_cast<std::size_t>(
-          std::ceil(f.load * p->cluster_gpus * f.days * 86400 / job_gpu_s));
-      if (p->jobs > 50'000'000) {
+          std::ceil(*f.load * p->cluster_gpus * f.days * 86400 / job_gpu_s));
+      if (static_cast<double>(p->jobs) > kMaxSynthJobs) {
         return fail(Error::invalid(fmt::format(
-            "--days {} at load {} would take {} jobs; give --jobs", f.days, f.load, p->jobs)));
+            "--days {} at load {} would take {} jobs; give --jobs", f.days, *f.load, p->jobs)));
       }
     }
     setup.trace = sim::synthesize(*p, f.seeds.empty() ? 1 : f.seeds.front());

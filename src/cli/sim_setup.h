@@ -26,9 +26,9 @@ struct SimFlags {
   std::string config;
   std::string trace;
   std::string format = "auto";
-  std::string synth;  // preset name
-  std::size_t jobs = 0;
-  double load = 0;
+  std::string synth;           // preset name
+  std::optional<double> jobs;  // a double, so that 1e11 reads and is refused by its size
+  std::optional<double> load;
   std::string nodes_file;  // openb node list: the cluster from the trace's own machines
   std::string cluster;
   std::string policy;

@@ -308,7 +308,7 @@ op = ">"
 threshold = 0
 for = "5m"
 severity = "warning"
-description = "{value} processes stuck in D state for 5 minutes"
+description = "processes stuck in D state for 5 minutes: {value}"
 
 [[rule]]
 # The issue's 16-25 °C room range (no anchor sets one). host_inlet_temperature_c has no source

@@ -276,6 +276,7 @@ void HttpServer::Impl::install_routes() {
     q.since = time_param(req, "since", now, now - 3600 * kNsPerSec);
     q.until = time_param(req, "until", now, now);
     if (q.since > q.until) throw HttpError{400, "since is after until", "since"};
+    q.step = 60 * kNsPerSec;  // the documented default, as `cardiac history --step`
     std::string step = param(req, "step");
     if (!step.empty()) {
       auto d = parse_duration_param(step);

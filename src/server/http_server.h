@@ -28,10 +28,10 @@ inline constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; c
 
 struct HistoryQuery {
   std::string metric;
-  std::optional<int> gpu;  // nullopt: every GPU (or a host metric)
+  std::optional<int> gpu;  // nullopt: a host metric
   TimeNs since = 0;        // inclusive, ns since the UTC epoch
   TimeNs until = 0;        // inclusive
-  DurationNs step = 0;     // 0: raw samples; otherwise the backend buckets to this width
+  DurationNs step = 0;     // the bucket width; the route sets 1 min when the request has none
 };
 
 // What the agent implements. Called from the server's worker threads, concurrently: an

@@ -59,8 +59,12 @@ Result<ClusterSpec> parse_cluster(std::string_view text) {
     if (x == std::string_view::npos) return bad(fmt::format("'{}' has no 'x'", part));
     auto nodes = to_unsigned(part.substr(0, x));
     auto gpus = to_unsigned(part.substr(x + 1));
-    if (!nodes || *nodes == 0) return bad(fmt::format("'{}': node count", part));
-    if (!gpus || *gpus == 0 || *gpus > 64) return bad(fmt::format("'{}': GPUs per node", part));
+    if (!nodes || *nodes == 0) {
+      return bad(fmt::format("'{}': the node count must be a whole number >= 1", part));
+    }
+    if (!gpus || *gpus == 0 || *gpus > kMaxGpusPerNode) {
+      return bad(fmt::format("'{}': GPUs per node must be from 1 to {}", part, kMaxGpusPerNode));
+    }
     t.count = *nodes;
     t.gpus_per_node = *gpus;
     spec.types.push_back(std::move(t));

@@ -37,8 +37,11 @@ struct ClusterSpec {
   [[nodiscard]] unsigned gpus() const;
 };
 
+// The most GPUs one simulated node may hold.
+inline constexpr unsigned kMaxGpusPerNode = 64;
+
 // "2048x8", "2048x8:H100", "1000x8:A100,200x4:T4"; "+N" at the end adds N spare nodes
-// ("2048x8+256"). Errors name the text.
+// ("2048x8+256"). Errors name the text and the limit broken.
 Result<ClusterSpec> parse_cluster(std::string_view text);
 
 struct SimConfig {
@@ -57,6 +60,7 @@ struct SimConfig {
 
 struct JobRecord {
   std::int64_t id = 0;
+  std::string name{};  // the trace's id for the job, as written
   std::string user{};
   TimeNs submit = 0;
   TimeNs start = -1;  // first start; -1 never started

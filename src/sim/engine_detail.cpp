@@ -291,6 +291,7 @@ std::vector<JobRecord> job_records(const std::vector<TraceJob>& trace,
     const TraceJob& t = trace[i];
     const JobState& j = jobs[i];
     out.push_back(JobRecord{.id = t.id,
+                            .name = t.name,
                             .user = t.user,
                             .submit = t.submit,
                             .start = j.first_start,

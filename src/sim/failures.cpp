@@ -17,14 +17,17 @@ constexpr double kNsPerDay = 86400e9;
 constexpr DurationNs kHour = 3600 * kNsPerSec;
 constexpr DurationNs kDay = 24 * kHour;
 
-// Llama 3: 54 days on 16,384 GPUs.
-constexpr double kLlamaGpuDays = 54.0 * 16384.0;
 // Llama 3's 47 planned interruptions in 54 days on 2,048 nodes, as a per-node interval, so that
 // the schedule scales with the cluster.
 constexpr DurationNs kLlamaMaintenanceInterval = 54 * kDay / 47 * 2048;
 constexpr DurationNs kMaintenanceDuration = 4 * kHour;
 // One health-check period (Meta runs its checks every 5 minutes).
 constexpr DurationNs kDetection = DurationNs{5} * 60 * kNsPerSec;
+// Llama 3's 419 unexpected interruptions came in the hours the job was running: after each one
+// the job was down for a detection period, and a failure then interrupted nothing. The preset's
+// rates are per running GPU-day, so that a job held for 54 days sees 419 on average.
+constexpr double kLlamaRunningGpuDays =
+    (54.0 - 419.0 * static_cast<double>(kDetection) / kNsPerDay) * 16384.0;
 
 // Seeds the independent random streams of one process from the user's seed (splitmix64).
 std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) {
@@ -102,7 +105,7 @@ FailureModel llama3() {
   FailureModel m;
   m.name = "llama3";
   for (const Row& row : kLlamaRows) {
-    m.components.push_back(make_component(row, row.weight / kLlamaGpuDays));
+    m.components.push_back(make_component(row, row.weight / kLlamaRunningGpuDays));
   }
   m.correlated_fraction = 0.03;
   m.detection = kDetection;

@@ -197,6 +197,18 @@ std::string render_table(const std::vector<NamedResult>& runs) {
   return out;
 }
 
+namespace {
+
+// RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled.
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
 std::string jobs_csv(const std::vector<NamedResult>& runs) {
   const bool many = runs.size() > 1;
   std::string out = many ? "policy," : "";
@@ -204,8 +216,9 @@ std::string jobs_csv(const std::vector<NamedResult>& runs) {
   for (const auto& r : runs) {
     for (const JobRecord& j : r.result.jobs) {
       if (many) out += r.label + ",";
-      out += fmt::format("{},{},{},{},{},{}\n", j.id, secs(j.submit), secs(j.start), secs(j.end),
-                         j.gpus, j.restarts);
+      out += fmt::format("{},{},{},{},{},{}\n",
+                         csv_field(j.name.empty() ? std::to_string(j.id) : j.name), secs(j.submit),
+                         secs(j.start), secs(j.end), j.gpus, j.restarts);
     }
   }
   return out;

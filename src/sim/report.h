@@ -24,7 +24,8 @@ nlohmann::json to_json(const std::vector<NamedResult>& runs, const nlohmann::jso
 std::string render_table(const std::vector<NamedResult>& runs);
 
 // job_id,submit_time,start_time,end_time,gpus,restarts (seconds; empty when it never started
-// or did not end), plus policy when there are several runs.
+// or did not end), plus policy when there are several runs. job_id is the trace's id as written
+// (an openb pod name, "j17" for synthetic jobs), quoted when it needs to be.
 std::string jobs_csv(const std::vector<NamedResult>& runs);
 // policy,time,allocated_gpus,productive_gpus,down_gpus,pending,running,interruptions
 std::string series_csv(const std::vector<NamedResult>& runs);

@@ -269,15 +269,22 @@ Result<Trace> parse_generic_csv(std::string_view text, std::string_view file) {
 
   Trace trace;
   trace.source = std::string(file);
-  std::unordered_map<std::int64_t, std::size_t> first_line;
+  // Job ids are text ("application_1700000000_0042", "j17"); whole numbers compare as numbers,
+  // so "007" and "7" are the same job.
+  std::unordered_map<std::string, std::size_t> first_line;
   std::size_t cpu_only = 0;
+  bool all_numeric = true;
   CARDIAC_TRY(for_each_row(reader, *header, file, [&](const Row& row) -> Status {
-    auto id = row.integer(c_id, 0, INT64_MAX);
-    if (!id) return fail(id.error());
-    auto [it, fresh] = first_line.emplace(*id, row.rec.line);
+    const std::string_view id_text = row.text(c_id);
+    if (id_text.empty()) return fail(row.error(c_id, "missing value"));
+    const auto number = parse_i64(id_text);
+    const bool numeric = number && *number >= 0;
+    all_numeric = all_numeric && numeric;
+    const std::string key = numeric ? std::to_string(*number) : std::string(id_text);
+    auto [it, fresh] = first_line.emplace(key, row.rec.line);
     if (!fresh) {
-      return fail(
-          row.error(c_id, fmt::format("duplicate job id {} (first on line {})", *id, it->second)));
+      return fail(row.error(
+          c_id, fmt::format("duplicate job id '{}' (first on line {})", id_text, it->second)));
     }
     auto submit = row.required_seconds(c_submit);
     if (!submit) return fail(submit.error());
@@ -300,8 +307,8 @@ Result<Trace> parse_generic_csv(std::string_view text, std::string_view file) {
       ++cpu_only;
       return {};
     }
-    job.id = *id;
-    job.name = std::string(row.text(c_id));
+    job.id = numeric ? *number : 0;  // text ids are numbered below
+    job.name = std::string(id_text);
     job.submit = *submit;
     job.gpus = static_cast<unsigned>(*gpus);
     job.duration = *duration;
@@ -311,6 +318,12 @@ Result<Trace> parse_generic_csv(std::string_view text, std::string_view file) {
     return {};
   }));
   note(trace, cpu_only, "rows with gpus = 0 (CPU-only jobs)");
+  // With any text id, jobs are numbered in file order: equal submit times then keep the file's
+  // order, and numbers and positions never mix as keys.
+  if (!all_numeric) {
+    for (std::size_t i = 0; i < trace.jobs.size(); ++i)
+      trace.jobs[i].id = static_cast<std::int64_t>(i);
+  }
   sort_jobs(trace.jobs);
   return trace;
 }

@@ -20,8 +20,8 @@ constexpr DurationNs kForever = INT64_MAX / 4;
 
 // One GPU job as the simulator sees it. Times are nanoseconds from the trace start.
 struct TraceJob {
-  std::int64_t id = 0;
-  std::string name;
+  std::int64_t id = 0;  // the trace's number for the job, or its position when ids are text
+  std::string name;     // the trace's id as written ("application_…_0042", "17"); "j17" synthetic
   TimeNs submit = 0;
   unsigned gpus = 0;        // GPUs the job needs, >= 1
   double gpu_share = 1.0;   // share of each GPU: 1.0 whole GPUs; 0.46 for openb gpu_milli 460
@@ -49,7 +49,8 @@ struct OpenbOptions {
 };
 
 // Parses a generic trace: a header naming job_id, submit_time, gpus, duration (any order) and
-// optionally user, priority, time_limit, gpu_type; times in seconds, decimals allowed.
+// optionally user, priority, time_limit, gpu_type; times in seconds, decimals allowed. Job ids
+// are any non-empty text, unique in the file (whole numbers compare by value).
 // RFC 4180 quoting, CRLF, a UTF-8 BOM and blank lines are accepted. Rows with gpus = 0 are
 // skipped and counted. Errors read "FILE:LINE:FIELD: field 'name': ..." where LINE is the
 // 1-based line the record starts on and FIELD the 1-based field number.

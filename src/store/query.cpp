@@ -9,6 +9,7 @@
 #include "core/format.h"
 #include "store/retention.h"
 #include "store/schema.h"
+#include "store/writer.h"
 
 namespace cardiac::store {
 namespace {
@@ -83,6 +84,44 @@ Resolution choose_resolution(DurationNs step) {
   if (step >= kHourNs) return Resolution::kHour;
   if (step >= kMinuteNs) return Resolution::kMinute;
   return Resolution::kRaw;
+}
+
+Status check_history_query(const Db& db, const HistoryQuery& q) {
+  if (q.step <= 0) return fail(Error::invalid("the step must be positive", q.metric));
+  if (q.until < q.since) return fail(Error::invalid("until is before since", q.metric));
+  const auto& known = stored_metrics();
+  auto it = std::find_if(known.begin(), known.end(),
+                         [&](const StoredMetric& m) { return m.name == q.metric; });
+  if (it == known.end()) {
+    // A name the agent registered that this build does not list is still a real series.
+    auto st = db.prepare("SELECT 1 FROM metrics WHERE name = ?");
+    if (!st) return fail(std::move(st).error());
+    st->bind_all(q.metric);
+    auto found = st->step();
+    if (!found) return fail(std::move(found).error());
+    if (*found) return {};
+    // Suggest the names that share the typed prefix (up to its last '_'), else list them all.
+    const std::string_view typed = q.metric;
+    const std::string_view stem = typed.substr(0, typed.rfind('_') + 1);
+    std::vector<std::string_view> near;
+    for (const StoredMetric& m : known) {
+      if (!stem.empty() && m.name.starts_with(stem)) near.push_back(m.name);
+    }
+    if (near.empty()) {
+      for (const StoredMetric& m : known) near.push_back(m.name);
+    }
+    return fail(Error::invalid(
+        fmt::format("unknown metric '{}' (known: {})", q.metric, fmt::join(near, ", "))));
+  }
+  if (it->per_gpu && !q.gpu) {
+    return fail(Error::invalid(
+        fmt::format("'{}' is a GPU metric: name the GPU (--gpu N; gpu= in the API)", q.metric)));
+  }
+  if (!it->per_gpu && q.gpu) {
+    return fail(
+        Error::invalid(fmt::format("'{}' is a host metric: it has no GPU index", q.metric)));
+  }
+  return {};
 }
 
 Result<History> history(const Db& db, const HistoryQuery& q) {

@@ -45,6 +45,11 @@ struct History {
   std::vector<HistoryPoint> points;  // ascending time, steps without data omitted
 };
 
+// Refuses a query that can only give an empty answer by mistake, with an invalid-argument error
+// that says why: a metric the agent never stores (not among stored_metrics() nor in the store),
+// a GPU metric without a GPU, a host metric with one, until before since, a step <= 0.
+[[nodiscard]] Status check_history_query(const Db& db, const HistoryQuery& q);
+
 // The series of `q.metric` for `q.gpu` in [since, until), one point per step with data.
 // A rollup bucket counts when its start lies in the range. The part of the range that the
 // chosen level has not rolled up yet (the current minute or hour) is filled from the next finer

@@ -16,6 +16,19 @@ constexpr std::array kGpuFieldNames = {
 
 }  // namespace
 
+const std::vector<StoredMetric>& stored_metrics() {
+  static const std::vector<StoredMetric> all = [] {
+    std::vector<StoredMetric> v;
+    for (std::string_view n : kGpuFieldNames) v.push_back({n, true});
+    for (std::string_view n :
+         {kHostCpuBusy, kHostCpuIowait, kHostMemAvailable, kHostSwapUsed, kHostLoad1}) {
+      v.push_back({n, false});
+    }
+    return v;
+  }();
+  return all;
+}
+
 SampleWriter::SampleWriter(Db& db, std::size_t max_batch)
     : db_(db), max_batch_(max_batch == 0 ? 1 : max_batch), gpu_field_ids_(kGpuFieldNames.size()) {
   batch_.reserve(max_batch_);

@@ -34,6 +34,13 @@ inline constexpr std::string_view kHostMemAvailable = "host_memory_available_byt
 inline constexpr std::string_view kHostSwapUsed = "host_swap_used_bytes";
 inline constexpr std::string_view kHostLoad1 = "host_load1";
 
+// Every metric name above, GPU fields first; per_gpu is false for the host metrics.
+struct StoredMetric {
+  std::string_view name;
+  bool per_gpu = false;
+};
+[[nodiscard]] const std::vector<StoredMetric>& stored_metrics();
+
 // Batches rows in memory and writes them with one prepared INSERT inside one transaction per
 // flush. Rows of a failed flush stay in the batch for the next try. The Db must outlive the
 // writer. Not thread-safe (one writer thread owns it).

@@ -459,6 +459,33 @@ TEST_F(QueueE2E, GpusBusyOutsideTheQueueAreLeftAlone) {
   EXPECT_FALSE(uuids_of(seven).count(uuid_of_gpu(0)));
 }
 
+// `logs -f` waits for the job like a shell waits for a command: 1 when it did not complete.
+// `jobs` heads its GPU column as the indices it holds, unlike `queue`'s GPU count.
+TEST_F(QueueE2E, FollowingAFailedJobsLogsExitsOne) {
+  auto sub =
+      as(a_.get(), {"submit", "-q", "--gpus", "1", "--", "/bin/sh", "-c", "echo hi; exit 3"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.err;
+  const std::string id = std::to_string(std::stoll(sub.out));
+  auto logs = as(a_.get(), {"logs", id, "-f"});
+  EXPECT_EQ(logs.exit_code, 1) << logs.err;
+  EXPECT_EQ(logs.out, "hi\n");
+  EXPECT_NE(logs.err.find("job " + id + " ended failed"), std::string::npos) << logs.err;
+  // Without -f it only prints what there is.
+  EXPECT_EQ(as(a_.get(), {"logs", id}).exit_code, 0);
+
+  auto ok = as(a_.get(), {"submit", "-q", "--gpus", "1", "--", "/bin/sh", "-c", "echo fine"});
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  logs = as(a_.get(), {"logs", std::to_string(std::stoll(ok.out)), "-f"});
+  EXPECT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_EQ(logs.out, "fine\n");
+
+  auto jobs = as(a_.get(), {"jobs"});
+  ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
+  const std::string header = jobs.out.substr(0, jobs.out.find('\n'));
+  EXPECT_NE(header.find("GPU IDS"), std::string::npos) << header;
+  EXPECT_EQ(header.find(" GPUS "), std::string::npos) << header;
+}
+
 class QueuePriorityE2E : public QueueE2E {
   std::string queue_keys() override { return "policy = \"priority\"\n"; }
 };

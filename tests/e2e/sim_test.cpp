@@ -3,6 +3,7 @@
 // checkpoint advisor, and bad input that names the file, line and field.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -148,13 +149,154 @@ TEST(SimE2E, BadInputNamesTheFileLineAndField) {
   EXPECT_NE(r.err.find(dir + "/p.toml:3:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("policy.half_lfe"), std::string::npos) << r.err;
 
-  r = run_cardiac({"sim", "--cluster", "4y8", "--quiet"});
+  r = run_cardiac({"sim", "--synth", "philly", "--cluster", "4y8", "--quiet"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("'4y8'"), std::string::npos) << r.err;
-  r = run_cardiac({"sim", "--policy", "fcfs,nonsense", "--quiet"});
+  r = run_cardiac({"sim", "--synth", "philly", "--policy", "fcfs,nonsense", "--quiet"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("nonsense"), std::string::npos) << r.err;
   std::filesystem::remove_all(dir);
+}
+
+// Job ids as real traces write them; the per-job CSV gives them back as written.
+TEST(SimE2E, TextJobIdsRunAndComeBackInTheJobsCsv) {
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/t.csv") << "job_id,submit_time,gpus,duration\n"
+                                   "application_1700000000_0042,0,4,60\n"
+                                   "j17,10,2,30\n"
+                                   "\"x,1\",20,1,5\n";
+  auto r = run_cardiac({"sim", "--trace", dir + "/t.csv", "--cluster", "1x8", "--quiet",
+                        "--jobs-out", dir + "/jobs.csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string jobs = slurp(dir + "/jobs.csv");
+  EXPECT_NE(jobs.find("\napplication_1700000000_0042,0.000,"), std::string::npos) << jobs;
+  EXPECT_NE(jobs.find("\nj17,10.000,"), std::string::npos) << jobs;
+  EXPECT_NE(jobs.find("\n\"x,1\",20.000,"), std::string::npos) << jobs;
+  std::filesystem::remove_all(dir);
+}
+
+// Each of these ran before (10,000 jobs for --jobs 0, synth:philly for nothing, std::bad_alloc
+// for 1e11): now each is a usage error that says what is wrong.
+TEST(SimE2E, SyntheticWorkloadFlagsAreChecked) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--synth", "philly", "--jobs", "0"}, "--jobs 0: expected a whole number from 1"},
+      {{"--synth", "philly", "--jobs", "1e11"}, "from 1 to 50,000,000"},
+      {{"--synth", "philly", "--jobs", "2.5"}, "expected a whole number"},
+      {{"--synth", "philly", "--load", "-0.5"}, "--load -0.5: expected a positive number"},
+      {{"--synth", "philly", "--load", "0"}, "--load 0: expected a positive number"},
+      {{"--cluster", "4x8"}, "no workload: give --trace FILE or --synth PRESET"},
+      {{"--synth", "philly", "--cluster", "4x100"}, "GPUs per node must be from 1 to 64"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"sim", "--quiet"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    auto r = run_cardiac(args);
+    EXPECT_EQ(r.exit_code, 2) << c.says << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/t.csv") << "job_id,submit_time,gpus,duration\n1,0,1,5\n";
+  auto r = run_cardiac({"sim", "--quiet", "--trace", dir + "/t.csv", "--jobs", "100"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("a trace brings its own jobs"), std::string::npos) << r.err;
+  std::filesystem::remove_all(dir);
+}
+
+// A binary file's first line reaches the error message with its control bytes replaced.
+TEST(SimE2E, BinaryTraceHeaderIsNotEchoedRaw) {
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/t.bin", std::ios::binary)
+      << std::string("\x1b[2J\x1b]0;owned\x07\x00\x01PK\x03\x04", 16) << "\nrest\n";
+  auto r = run_cardiac({"sim", "--quiet", "--trace", dir + "/t.bin"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("cannot tell the trace format"), std::string::npos) << r.err;
+  for (char c : r.err) {
+    EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
+        << "control byte " << static_cast<int>(c) << " in: " << r.err;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SimE2E, CheckpointJudgesAGivenIntervalWithBothModels) {
+  // 1,024 GPUs at 50,680 GPU-hours: M = 49.5 h; an hour between checkpoints, 60 s writes.
+  auto r =
+      run_cardiac({"sim", "checkpoint", "--gpus", "1024", "--mtbf-gpu-hours", "50680", "--write",
+                   "60s", "--restart", "10m", "--interval", "60m", "--json", "--runs", "200"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["intervals"].size(), 3u);
+  const auto& given = j["intervals"][2];
+  EXPECT_EQ(given["name"], "given");
+  EXPECT_EQ(given["interval_s"], 3600);
+  const double m = 50680.0 * 3600 / 1024, tau = 3600, d = 60, rr = 600;
+  EXPECT_NEAR(given["ettr"].get<double>(), tau / (m * std::exp(rr / m) * std::expm1((tau + d) / m)),
+              1e-9);
+  EXPECT_NEAR(given["ettr_meta"].get<double>(), (1 - (rr + tau / 2) / m) / (1 + d / tau), 1e-9);
+  EXPECT_EQ(j["monte_carlo"]["interval"], "given");
+  EXPECT_NEAR(j["monte_carlo"]["ettr"].get<double>(), given["ettr"].get<double>(), 0.02);
+
+  // Text: both models side by side, one row per interval.
+  r = run_cardiac({"sim", "checkpoint", "--gpus", "1024", "--mtbf-gpu-hours", "50680", "--write",
+                   "60s", "--interval", "60m", "--runs", "200"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("first-order (Meta)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--interval"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Monte Carlo at the --interval interval"), std::string::npos) << r.out;
+}
+
+TEST(SimE2E, CheckpointSaysWhenTheModelsDiverge) {
+  // 16,384 GPUs at Llama 3's rate: M is about 3 h, so an 8 h interval is far past first order.
+  auto r = run_cardiac({"sim", "checkpoint", "--gpus", "16384", "--failures", "llama3", "--write",
+                        "60s", "--interval", "8h", "--runs", "50"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(diverge)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("points off the full model"), std::string::npos) << r.out;
+  r = run_cardiac({"sim", "checkpoint", "--gpus", "16384", "--failures", "llama3", "--write", "60s",
+                   "--interval", "8h", "--runs", "50", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["intervals"][2]["diverge"].get<bool>());
+  EXPECT_FALSE(j["intervals"][1]["diverge"].get<bool>());  // Daly's interval: they agree
+}
+
+TEST(SimE2E, CheckpointOverlappedWritesAndAFreeWrite) {
+  auto r = run_cardiac({"sim", "checkpoint", "--gpus", "1024", "--mtbf-gpu-hours", "50680",
+                        "--write", "5m", "--overlap", "--json", "--runs", "200"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["write"], "overlapped");
+  // Nothing stalls, so the best interval is one write in flight at a time.
+  EXPECT_EQ(j["daly_interval_s"], 300);
+  EXPECT_NEAR(j["monte_carlo"]["ettr"].get<double>(), j["ettr_daly"].get<double>(), 0.02);
+
+  // A free write: intervals bottom out at 1 s, and nothing prints as nan.
+  for (bool json : {true, false}) {
+    std::vector<std::string> args = {"sim",   "checkpoint", "--gpus", "8",      "--mtbf-gpu-hours",
+                                     "50680", "--write",    "0s",     "--runs", "20"};
+    if (json) args.push_back("--json");
+    r = run_cardiac(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find("nan"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("inf"), std::string::npos) << r.out;
+  }
+}
+
+TEST(SimE2E, CheckpointRefusesTwoSourcesOfTheFailureRate) {
+  auto r = run_cardiac(
+      {"sim", "checkpoint", "--gpus", "1024", "--mtbf-gpu-hours", "50680", "--failures", "llama3"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("give --mtbf-gpu-hours or --failures, not both"), std::string::npos)
+      << r.err;
+  r = run_cardiac({"sim", "checkpoint", "--gpus", "8", "--mtbf-gpu-hours", "-3"});
+  EXPECT_EQ(r.exit_code, 2);
+  r = run_cardiac({"sim", "checkpoint", "--gpus", "8", "--failures", "llama3", "--interval", "0s"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--interval"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -166,6 +166,20 @@ TEST(Defaults, HostDiskFullFiresPerMount) {
   EXPECT_EQ(t->description, "/data is 95 % full");
 }
 
+// One stuck process must not read "1 processes stuck".
+TEST(Defaults, StuckProcessCountReadsRightForOne) {
+  RuleEngine e(defaults());
+  auto host = healthy_host();
+  host::DStateProcess stuck;
+  stuck.pid = 42;
+  stuck.comm = "nvidia-smi";
+  host.dstate_processes.push_back(stuck);
+  const auto ts = run(e, build_sample_view(nvml::GpuSnapshot{}, host, nullptr, 0), 0, 400);
+  const Transition* t = find(ts, "host_dstate_processes", AlertState::kFiring);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->description, "processes stuck in D state for 5 minutes: 1");
+}
+
 }  // namespace
 }  // namespace cardiac::rules
 

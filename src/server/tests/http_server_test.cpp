@@ -102,6 +102,7 @@ TEST_F(ServerTest, HistoryParsesParameters) {
   EXPECT_FALSE(backend.last_history.gpu.has_value());
   EXPECT_EQ(backend.last_history.since, kNow - 3600 * kNsPerSec);  // default window: 1 h
   EXPECT_EQ(backend.last_history.until, kNow);
+  EXPECT_EQ(backend.last_history.step, 60 * kNsPerSec);  // default step: 1 min (docs/api.md)
 }
 
 TEST_F(ServerTest, BadParametersAre400NamingTheField) {

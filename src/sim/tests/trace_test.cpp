@@ -242,9 +242,12 @@ TEST(GenericTrace, ErrorsNameFileLineFieldAndColumn) {
   EXPECT_EQ(generic_error(h + "1,0,1,5,9\n"),
             "t.csv:2:5: extra field (the row has 5 fields, the header 4)");
   EXPECT_EQ(generic_error(h + "1,0,1,5\n\n1,2,1,5\n"),
-            "t.csv:4:1: field 'job_id': duplicate job id 1 (first on line 2)");
-  EXPECT_EQ(generic_error(h + "a1,0,1,5\n"),
-            "t.csv:2:1: field 'job_id': expected a non-negative integer, got 'a1'");
+            "t.csv:4:1: field 'job_id': duplicate job id '1' (first on line 2)");
+  EXPECT_EQ(generic_error(h + "7,0,1,5\n007,2,1,5\n"),
+            "t.csv:3:1: field 'job_id': duplicate job id '007' (first on line 2)");
+  EXPECT_EQ(generic_error(h + "j1,0,1,5\nj1,2,1,5\n"),
+            "t.csv:3:1: field 'job_id': duplicate job id 'j1' (first on line 2)");
+  EXPECT_EQ(generic_error(h + ",0,1,5\n"), "t.csv:2:1: field 'job_id': missing value");
   EXPECT_EQ(generic_error("job_id,submit_time,gpus,duration,priority\n1,0,1,5,high\n"),
             "t.csv:2:5: field 'priority': expected an integer, got 'high'");
   EXPECT_EQ(generic_error("job_id,submit_time,gpus,duration,foo\n"),
@@ -256,6 +259,32 @@ TEST(GenericTrace, ErrorsNameFileLineFieldAndColumn) {
             "t.csv:1:3: duplicate column 'gpus'");
   EXPECT_EQ(generic_error(""), "t.csv: empty file: no header line");
   EXPECT_EQ(generic_error("\n\n"), "t.csv: empty file: no header line");
+}
+
+// Real traces name their jobs ("application_1700000000_0042" in YARN logs, "j17"): the id is
+// text, kept as written, and equal submit times keep the file's order.
+TEST(GenericTrace, TextJobIdsAreKeptAsWritten) {
+  auto t = parse_generic_csv(
+      "job_id,submit_time,gpus,duration\n"
+      "application_1700000000_0042,5,8,60\n"
+      "j17,0,1,30\n"
+      "\"a,b\",5,2,10\n"
+      "99,5,1,10\n",
+      "t.csv");
+  ASSERT_TRUE(t) << t.error().what();
+  ASSERT_EQ(t->jobs.size(), 4u);
+  EXPECT_EQ(t->jobs[0].name, "j17");
+  EXPECT_EQ(t->jobs[1].name, "application_1700000000_0042");
+  EXPECT_EQ(t->jobs[2].name, "a,b");
+  EXPECT_EQ(t->jobs[3].name, "99");
+  // Numbered by position, so the ids stay distinct and ordered like the file.
+  EXPECT_LT(t->jobs[1].id, t->jobs[2].id);
+  EXPECT_LT(t->jobs[2].id, t->jobs[3].id);
+  // All numeric: the numbers themselves order equal submit times, as before.
+  auto n = parse_generic_csv("job_id,submit_time,gpus,duration\n9,0,1,5\n3,0,1,5\n", "t.csv");
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->jobs[0].id, 3);
+  EXPECT_EQ(n->jobs[1].name, "9");
 }
 
 TEST(GenericTrace, QuotingErrors) {
