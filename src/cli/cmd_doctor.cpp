@@ -208,8 +208,8 @@ Runner register_doctor(CLI::App& sub) {
                  "Read /proc and /sys under DIR (a captured host tree, or a "
                  "directory of snapshots t0/, t1/, …)");
   sub.add_option("--kmsg", o->kmsg,
-                 "Read this kernel log (dmesg, dmesg -T, syslog, journalctl, /dev/kmsg dump) "
-                 "instead of the live one");
+                 "Read this kernel log (dmesg, dmesg -T, syslog, journalctl, /dev/kmsg dump; "
+                 "plain or compressed with gzip, xz or zstd) instead of the live one");
   sub.add_option("--db", o->db, "Use an agent store's history and events (cardiac.db)");
   sub.add_flag("--offline", o->offline, "Do not ask NVML, send probes or read the live kernel log");
   sub.add_option("--window", o->window,
@@ -228,7 +228,8 @@ Runner register_doctor(CLI::App& sub) {
                  "NVML library to load (default libnvidia-ml.so.1, then libnvidia-ml.so)");
   sub.add_option("--timeout", o->timeout, "Deadline for each NVML answer (e.g. 5s)");
   sub.add_option("--year", o->year,
-                 "Year of year-less syslog stamps in --kmsg (default: this year)");
+                 "Year of year-less syslog stamps in --kmsg (default: the year the file was "
+                 "last modified)");
   sub.add_option("--color", o->color, "auto, always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();

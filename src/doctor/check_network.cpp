@@ -419,6 +419,35 @@ void check_dns(const DoctorInput& in, std::vector<Finding>& out) {
   out.push_back(std::move(f));
 }
 
+// tcp://host:port answered with a reset: the network is fine, the service is not there.
+void check_refused(const DoctorInput& in, std::vector<Finding>& out) {
+  for (const auto& p : in.probes) {
+    if (p.refused == 0 || p.method != "tcp" || p.target.rfind("tcp://", 0) != 0) continue;
+    Finding f =
+        make("network.port_closed", Severity::kWarning, Confidence::kHigh,
+             fmt::format("Connection refused by {}: nothing listens on that port", p.target),
+             fmt::format("{} of {} connection attempts to {} were refused: the host answered each "
+                         "one at once with a reset, so this host's link and the network path to {} "
+                         "work. The service itself is not listening there (stopped, crashed, on "
+                         "another port, or a firewall that rejects rather than drops).",
+                         p.refused, p.sent, p.address, host_of(p.target)));
+    Evidence e;
+    e.kind = "probe";
+    e.text =
+        fmt::format("{}: {} of {} refused{}", p.address, p.refused, p.sent,
+                    p.mean_ms() ? fmt::format(", answered in {:.2f} ms on average", *p.mean_ms())
+                                : std::string());
+    e.source = "probe";
+    f.evidence.push_back(std::move(e));
+    f.actions = {fmt::format("Check the service on {}: is it running and listening on that port "
+                             "(`ss -ltnp` there)?",
+                             host_of(p.target)),
+                 "Check the port in the target you gave and the host's firewall rules (a REJECT "
+                 "rule answers like a closed port)"};
+    out.push_back(std::move(f));
+  }
+}
+
 void check_probe_failures(const DoctorInput& in, std::vector<Finding>& out) {
   std::vector<std::string> why;
   for (const auto& p : in.probes) {
@@ -440,6 +469,21 @@ void check_probe_failures(const DoctorInput& in, std::vector<Finding>& out) {
 
 }  // namespace
 
+std::string probe_summary(const ProbeResult& p) {
+  if (p.sent == 0) {
+    return fmt::format("{}: not probed ({})", p.target,
+                       p.error.empty() ? "no probe sent" : p.error);
+  }
+  const Judged j = judge(p);
+  std::string s = fmt::format("{} ({} {}): {} of {} answered", p.target, p.method, p.address,
+                              p.received, p.sent);
+  if (p.refused > 0) s += fmt::format(" ({} by a refusal)", p.refused);
+  if (j.median_ms) s += fmt::format(", median {:.2f} ms", *j.median_ms);
+  const bool closed = p.refused > 0 && p.target.rfind("tcp://", 0) == 0;
+  s += j.bad() ? ": see the network findings" : closed ? ": path ok, port closed" : ": ok";
+  return s;
+}
+
 void check_network(const DoctorInput& in, std::vector<Finding>& out) {
   std::vector<Evidence> local;  // this host's own NIC trouble, for the verdict
   check_links(in, out, local);
@@ -448,6 +492,7 @@ void check_network(const DoctorInput& in, std::vector<Finding>& out) {
   check_probes(in, out, local);
   check_dns(in, out);
   check_probe_failures(in, out);
+  check_refused(in, out);
 }
 
 }  // namespace cardiac::doctor

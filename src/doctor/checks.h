@@ -14,6 +14,9 @@ namespace cardiac::doctor {
 // AER linked to the GPU behind the port, hung tasks in the nvidia module, SXid, Fabric
 // Manager, mlx5/InfiniBand.
 void check_kernel_log(const DoctorInput& in, std::vector<Finding>& out);
+// The kernel log itself: input that did not look like a kernel log (binary, the wrong file),
+// lines too long to be kernel messages, a log that was cut or whose compression was damaged.
+void check_kernel_log_read(const DoctorInput& in, std::vector<Finding>& out);
 // GPU hardware: ECC, thermal, power, PCIe, missing GPUs, NVLink.
 void check_gpu_hardware(const DoctorInput& in, std::vector<Finding>& out);
 // Driver and software: NVML missing, driver not loaded, version mismatch, persistence mode,
@@ -23,6 +26,10 @@ void check_driver(const DoctorInput& in, std::vector<Finding>& out);
 void check_resources(const DoctorInput& in, std::vector<Finding>& out);
 // Network: probes (near vs far), NIC saturation, errors and drops, DNS time.
 void check_network(const DoctorInput& in, std::vector<Finding>& out);
+
+// One line on a probe for the report's "looked at" list: what was probed, how it went, and
+// "ok" when no finding came of it.
+std::string probe_summary(const ProbeResult& p);
 
 // Adds the cross-check plan to every finding that suspects a card (fell off the bus,
 // repeated Xid 79/48/94/95/119, …).

@@ -10,7 +10,9 @@ Report diagnose(const DoctorInput& in) {
   if (const auto* h = in.last_host()) r.hostname = h->system.hostname.value_or("");
   r.gpus = GpuMap(in).all();
   r.events = in.events;
+  for (const auto& p : in.probes) r.sources.probes.push_back(probe_summary(p));
 
+  check_kernel_log_read(in, r.findings);
   check_kernel_log(in, r.findings);
   check_gpu_hardware(in, r.findings);
   check_driver(in, r.findings);

@@ -24,6 +24,7 @@
 #include "health/report.h"
 #include "host/bounded.h"
 #include "host/processes.h"
+#include "kmsg/record.h"
 #include "store/access.h"
 #include "store/db.h"
 #include "store/events.h"
@@ -99,6 +100,28 @@ TimeNs read_taken_at(const RootFs& fs, TimeNs fallback) {
   if (!text) return fallback;
   auto v = parse_i64(trim(*text));
   return v ? *v : fallback;
+}
+
+// The boot time a captured tree recorded: "btime" in its /proc/stat (seconds since the epoch).
+std::optional<TimeNs> captured_boot_time(const RootFs& fs) {
+  auto text = fs.read_file("/proc/stat");
+  if (!text) return std::nullopt;
+  for (auto line : split_lines(*text)) {
+    if (line.substr(0, 6) != "btime ") continue;
+    auto v = parse_i64(trim(line.substr(6)));
+    if (v && *v > 0 && *v < kmsg::kMaxWallNs / kNsPerSec) return *v * kNsPerSec;
+  }
+  return std::nullopt;
+}
+
+// The year of a file's last change: a year-less syslog stamp in it most likely has that year.
+std::optional<int> year_of_mtime(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  time_t secs = st.st_mtime;
+  tm utc{};
+  if (gmtime_r(&secs, &utc) == nullptr) return std::nullopt;
+  return utc.tm_year + 1900;
 }
 
 // Tells the user's mistake (no such directory, or one with no proc/ in it: kNotFound or
@@ -345,6 +368,11 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
   in.offline = o.offline;
   in.config = o.config;
   in.now = clock.now();
+  // Offline on captured files only, the report is a function of those files: no time of this
+  // machine goes into it (the capture's own .cardiac/taken_at, or none), so the same input
+  // gives the same report byte for byte.
+  const bool captured = o.offline && o.db.empty();
+  if (captured) in.now = 0;
 
   // The host: a captured series, one captured tree, or the live machine.
   std::vector<std::shared_ptr<RootFs>> series_fs;
@@ -353,7 +381,7 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
   }
   std::shared_ptr<RootFs> fs;
   if (!series_fs.empty()) {
-    TimeNs t = in.now - static_cast<TimeNs>(series_fs.size() - 1) * kNsPerSec;
+    TimeNs t = captured ? 0 : in.now - static_cast<TimeNs>(series_fs.size() - 1) * kNsPerSec;
     for (const auto& sfs : series_fs) {
       TimeNs at = read_taken_at(*sfs, t);
       in.host_samples.push_back(host::collect_host(*sfs, at));
@@ -366,9 +394,10 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
   }
   in.fs = fs;
   auto read_host = [&]() {
-    if (auto snap = host::collect_host_within(fs, clock.now(), o.nvml_timeout)) return *snap;
+    const TimeNs at = captured ? read_taken_at(*fs, 0) : clock.now();
+    if (auto snap = host::collect_host_within(fs, at, o.nvml_timeout)) return *snap;
     host::HostSnapshot late;
-    late.taken_at = clock.now();
+    late.taken_at = at;
     late.timed_out = true;
     return late;
   };
@@ -466,18 +495,20 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
   }
 
   // The kernel log.
+  // A log file may come from any machine: its times come from its own stamps, from the boot
+  // time the captured --root recorded, or nowhere (monotonic stamps only) — never from this
+  // machine's clock or uptime. The live log is this machine's: its reader takes the clocks.
   KernelLogOptions kopts;
   kopts.year_hint = o.year_hint;
-  if (kopts.year_hint == 0) {
-    // Year-less syslog stamps are most likely from this year.
-    time_t secs = static_cast<time_t>(in.now / kNsPerSec);
+  if (kopts.year_hint == 0 && !o.kmsg_file.empty()) {
+    kopts.year_hint = year_of_mtime(o.kmsg_file).value_or(0);
+  } else if (kopts.year_hint == 0) {
+    time_t secs = static_cast<time_t>(clock.now() / kNsPerSec);
     tm utc{};
     gmtime_r(&secs, &utc);
     kopts.year_hint = utc.tm_year + 1900;
   }
-  if (const auto* h = in.last_host(); h != nullptr && h->system.uptime_s) {
-    kopts.boot_time_ns = h->taken_at - static_cast<TimeNs>(*h->system.uptime_s * 1e9);
-  }
+  if (!o.kmsg_file.empty() && o.root != "/") kopts.boot_time_ns = captured_boot_time(*fs);
   std::optional<KernelLog> klog;
   if (!o.kmsg_file.empty()) {
     auto read = read_kernel_log_file(o.kmsg_file, kopts);
@@ -496,6 +527,8 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
     skipped.emplace_back("kernel log: --offline without --kmsg FILE");
   }
   if (klog) {
+    in.kmsg_read = KernelLogRead{klog->lines,           klog->log_lines,   klog->long_lines,
+                                 klog->first_long_line, klog->compression, klog->read_notes};
     in.events = std::move(klog->events);
     in.boots = std::move(klog->boots);
     in.event_context = std::move(klog->context);
@@ -508,7 +541,7 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
 
   if (probes) in.probes = probes->take(progress);
   if (probes_skipped) skipped.push_back(std::move(*probes_skipped));
-  in.now = clock.now();
+  in.now = captured ? (in.host_samples.empty() ? 0 : in.host_samples.back().taken_at) : clock.now();
   return in;
 }
 

@@ -47,6 +47,9 @@ struct ProbeResult {
   std::vector<double> rtt_ms{};    // one per answered probe, in order
   std::string error{};             // resolution or socket failure; probes not sent then
   std::optional<double> dns_ms{};  // name resolution time when the target was a name
+  // Of `received`, answers that were a refusal (a TCP reset): the host and the path answered,
+  // but nothing listens on the port.
+  unsigned refused = 0;
   [[nodiscard]] double loss_percent() const;
   [[nodiscard]] std::optional<double> mean_ms() const;
   [[nodiscard]] std::optional<double> jitter_ms() const;  // mean |rtt[i] - rtt[i-1]|
@@ -65,6 +68,16 @@ struct GpuHistory {
 struct Boot {
   std::size_t first_event = 0;   // index into events of the first event after this boot began
   std::optional<TimeNs> time{};  // when known
+};
+
+// How reading the kernel log went: a log the doctor could not read is never a clean bill.
+struct KernelLogRead {
+  std::size_t lines = 0;      // non-empty lines
+  std::size_t log_lines = 0;  // of which looked like a log line (kernel_log.h)
+  std::size_t long_lines = 0;
+  std::size_t first_long_line = 0;   // line number of the first, 1-based
+  std::string compression{};         // "gzip", "xz", "zstd" or ""
+  std::vector<std::string> notes{};  // what was left out, and why
 };
 
 struct DoctorConfig {
@@ -92,6 +105,8 @@ struct DoctorInput {
   // Lines that belong to an event but carry no structure of their own (AER detail lines,
   // call traces after a hung-task line): event index → the lines, verbatim.
   std::vector<std::pair<std::size_t, std::vector<std::string>>> event_context{};
+  // Set when a kernel log (a file or the live one) was parsed; unset for --no-kmsg or a store.
+  std::optional<KernelLogRead> kmsg_read{};
 
   std::vector<ProbeResult> probes{};
   std::vector<GpuHistory> history{};  // from --db

@@ -13,6 +13,8 @@
 
 #include "core/format.h"
 #include "core/time.h"
+#include "core/units.h"
+#include "doctor/decompress.h"
 #include "kmsg/context.h"
 #include "kmsg/reader.h"
 #include "kmsg/record.h"
@@ -26,6 +28,21 @@ constexpr int kOpenerMaxRecords = 4;              // lines a split driver print 
 constexpr std::size_t kMaxTraceLines = 96;
 constexpr std::size_t kMaxAerLines = 16;
 constexpr std::size_t kMaxRead = 256u << 20;
+
+bool digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+// A syslog ("Mar  5 22:23:56 ") or ISO ("2024-03-05T22:23:56") stamp: a log line, even when
+// it comes from user space and so is no kernel message.
+bool has_log_stamp(std::string_view s) {
+  if (s.size() >= 16 && s[3] == ' ' && s[6] == ' ' && s[9] == ':' && s[12] == ':' && s[15] == ' ' &&
+      digit(s[5]) && digit(s[7]) && digit(s[8])) {
+    return true;
+  }
+  return s.size() >= 19 && digit(s[0]) && digit(s[3]) && s[4] == '-' && s[7] == '-' &&
+         s[10] == 'T' && s[13] == ':' && s[16] == ':';
+}
 
 std::string_view trim_view(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -66,16 +83,28 @@ class Parser {
   explicit Parser(const KernelLogOptions& o) : o_(o) {}
 
   void feed(std::string_view line) {
+    ++line_no_;
     while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
     if (trim_view(line).empty()) return;
     ++log_.lines;
+    if (line.size() > kmsg::kMaxMessageBytes) {
+      // No kernel prints a line this long: binary data or a broken export. Counted and named
+      // rather than dropped without a word.
+      flush();
+      if (log_.long_lines++ == 0) log_.first_long_line = line_no_;
+      return;
+    }
     if (line.front() == ' ' || line.front() == '\t') {
       // A /dev/kmsg record's " KEY=value" dictionary lines carry nothing for us.
-      if (have_ && origin_ == Origin::kKmsg) return;
+      if (have_ && origin_ == Origin::kKmsg) {
+        ++log_.log_lines;
+        return;
+      }
       // dmesg and journalctl indent the later lines of a multi-line print.
       if (have_ && origin_ == Origin::kText) {
         auto p = kmsg::parse_log_line(line, o_.year_hint);
         if (p && p->format == kmsg::LineFormat::kPlain) {
+          ++log_.log_lines;
           parts_.push_back(trim_view(line));
           raws_.push_back(line);
           return;
@@ -84,6 +113,7 @@ class Parser {
     }
     flush();
     if (line.substr(0, 3) == "-- ") {  // journalctl's own markers between boots
+      ++log_.log_lines;
       if (line.find("Reboot") != std::string_view::npos || line.substr(0, 8) == "-- Boot ") {
         new_boot(std::nullopt);
       }
@@ -94,7 +124,12 @@ class Parser {
       return;
     }
     auto p = kmsg::parse_log_line(line, o_.year_hint);
-    if (!p) return;
+    if (!p) {
+      if (has_log_stamp(line)) ++log_.log_lines;  // another program's syslog line
+      return;
+    }
+    // A line with no prefix at all (dmesg -t) counts only when it is a kernel message we know.
+    if (p->format != kmsg::LineFormat::kPlain || kmsg::classify(p->message)) ++log_.log_lines;
     if (p->format == kmsg::LineFormat::kKmsg && p->facility != 0) return;  // user space
     parts_.clear();
     raws_.assign(1, line);
@@ -138,6 +173,7 @@ class Parser {
 
   void start_json(std::string_view line) {
     auto j = kmsg::parse_journal_json(line);
+    if (j) ++log_.log_lines;
     if (!j || !j->kernel) return;
     if (!j->boot_id.empty()) {
       if (!boot_id_.empty() && j->boot_id != boot_id_) new_boot(std::nullopt);
@@ -299,6 +335,7 @@ class Parser {
 
   const KernelLogOptions& o_;
   KernelLog log_;
+  std::size_t line_no_ = 0;  // physical lines fed, blank ones too
 
   // The record being assembled: its message parts (first = head) and its physical lines.
   bool have_ = false;
@@ -331,7 +368,15 @@ class Parser {
   int opener_age_ = 0;
 };
 
-Result<std::string> read_tail(const std::string& path) {
+struct RawLog {
+  std::string bytes;
+  Compression compression = Compression::kNone;
+  std::string cut;  // "" or which part of the file was read, when not all of it
+};
+
+// A plain log is read from its last kMaxRead bytes; a compressed one from its start (its end
+// cannot be decoded alone).
+Result<RawLog> read_raw(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return fail(Error::io(path, errno));
   struct stat st {};
@@ -344,13 +389,21 @@ Result<std::string> read_tail(const std::string& path) {
     ::close(fd);
     return fail(Error::invalid("is a directory, not a kernel log", path));
   }
-  bool cut = false;
-  if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > kMaxRead) {
-    cut = ::lseek(fd, st.st_size - static_cast<off_t>(kMaxRead), SEEK_SET) >= 0;
-  }
-  std::string text;
+  RawLog raw;
   char buf[1 << 16];
-  while (text.size() <= kMaxRead) {
+  std::size_t have = 0;
+  if (S_ISREG(st.st_mode)) {
+    const ssize_t n = ::pread(fd, buf, 8, 0);
+    if (n > 0) {
+      raw.compression = detect_compression(std::string_view(buf, static_cast<std::size_t>(n)));
+    }
+  }
+  bool seeked = false;
+  if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > kMaxRead &&
+      raw.compression == Compression::kNone) {
+    seeked = ::lseek(fd, st.st_size - static_cast<off_t>(kMaxRead), SEEK_SET) >= 0;
+  }
+  while (have <= kMaxRead) {
     const ssize_t n = ::read(fd, buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
@@ -359,11 +412,21 @@ Result<std::string> read_tail(const std::string& path) {
       return fail(Error::io(path, err));
     }
     if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
+    raw.bytes.append(buf, static_cast<std::size_t>(n));
+    have = raw.bytes.size();
   }
   ::close(fd);
-  if (cut) text.erase(0, std::min(text.size(), text.find('\n') + 1));  // a partial first line
-  return text;
+  if (seeked) {
+    raw.bytes.erase(0, std::min(raw.bytes.size(), raw.bytes.find('\n') + 1));  // a partial line
+    raw.cut = fmt::format("only its last {} were read", format_bytes(kMaxRead));
+  } else if (have > kMaxRead) {
+    raw.cut = fmt::format("only its first {} were read", format_bytes(have));
+  }
+  if (raw.compression == Compression::kNone && !raw.bytes.empty()) {
+    // A stream with no regular file behind it (a pipe, /dev/stdin) is known by its bytes.
+    raw.compression = detect_compression(raw.bytes);
+  }
+  return raw;
 }
 
 std::string find_in_path(const std::string& program) {
@@ -431,10 +494,29 @@ KernelLog parse_kernel_log(std::string_view text, const KernelLogOptions& o) {
 }
 
 Result<KernelLog> read_kernel_log_file(const std::string& path, const KernelLogOptions& o) {
-  auto text = read_tail(path);
-  if (!text) return fail(text.error());
-  KernelLog log = parse_kernel_log(*text, o);
+  auto raw = read_raw(path);
+  if (!raw) return fail(raw.error());
+  std::vector<std::string> notes;
+  std::string text;
+  if (!raw->cut.empty()) notes.push_back(raw->cut);
+  if (raw->compression == Compression::kNone) {
+    text = std::move(raw->bytes);
+  } else {
+    Decompressed d = decompress(raw->bytes, raw->compression, kMaxRead);
+    raw->bytes = {};
+    text = std::move(d.text);
+    if (d.cut) {
+      // The decoded text starts mid-line.
+      text.erase(0, std::min(text.size(), text.find('\n') + 1));
+      notes.push_back(fmt::format("only the last {} of its decompressed text were read",
+                                  format_bytes(kMaxRead)));
+    }
+    if (!d.problem.empty()) notes.push_back(d.problem + "; what came before was read");
+  }
+  KernelLog log = parse_kernel_log(text, o);
   log.source = path;
+  log.compression = std::string(compression_name(raw->compression));
+  log.read_notes = std::move(notes);
   return log;
 }
 

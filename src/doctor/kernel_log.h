@@ -32,7 +32,18 @@ struct KernelLog {
   std::vector<std::pair<std::size_t, std::vector<std::string>>> context;
   std::size_t lines = 0;             // non-empty input lines
   std::size_t recognised_lines = 0;  // of which part of an event, its context or a GPU's serial
-  std::string source;                // "/dev/kmsg", "journalctl -k", or the file read
+  // Of `lines`, those that looked like a log line: a dmesg, syslog, ISO, /dev/kmsg or journal
+  // prefix (user space's lines too), a journal marker, or a bare kernel message we know.
+  std::size_t log_lines = 0;
+  // Lines longer than kmsg::kMaxMessageBytes: never a kernel message, so not parsed; the first
+  // one's line number (1-based, in the text read) is kept for the report.
+  std::size_t long_lines = 0;
+  std::size_t first_long_line = 0;
+  std::string source;       // "/dev/kmsg", "journalctl -k", or the file read
+  std::string compression;  // "gzip", "xz", "zstd" when the file was compressed, else ""
+  // Why the file was not read whole: "only its last 256 MiB were read", a compressed stream
+  // that ends early or is corrupt. Empty when nothing was left out.
+  std::vector<std::string> read_notes;
 };
 
 // Parses a whole kernel log. Every format of kmsg::parse_log_line, `journalctl -o json` lines,
@@ -43,8 +54,10 @@ struct KernelLog {
 // does not recognise is counted in `lines` only. Pure; thread-safe.
 KernelLog parse_kernel_log(std::string_view text, const KernelLogOptions& o = {});
 
-// Reads and parses a log file. Files over 256 MiB are read from their last 256 MiB (the
-// newest lines matter most). Errors (missing, unreadable, a directory) name the path.
+// Reads and parses a log file. A gzip, xz or zstd file (known by its magic bytes, whatever its
+// name) is decompressed first; what a truncated or corrupt one held up to the damage is kept
+// and `read_notes` says so. Logs over 256 MiB (decompressed) are read from their last 256 MiB
+// (the newest lines matter most). Errors (missing, unreadable, a directory) name the path.
 Result<KernelLog> read_kernel_log_file(const std::string& path, const KernelLogOptions& o = {});
 
 // Where the live kernel log comes from; tests point these at stand-ins.

@@ -172,6 +172,8 @@ class Prober {
   virtual void forget(unsigned seq) { (void)seq; }
   // The last failure worth telling the reader ("connection refused by …").
   [[nodiscard]] const std::string& note() const { return note_; }
+  // Probes answered by a refusal rather than by the service.
+  [[nodiscard]] virtual unsigned refusals() const { return 0; }
 
  protected:
   std::string note_;
@@ -335,6 +337,7 @@ class TcpProber final : public Prober {
       } else if (err == ECONNREFUSED) {
         note_ = fmt::format("connection refused by {}: nothing listens on that port", peer_text_);
         refused_ = true;
+        if (refused_is_answer_) ++refusals_;
         answered(order_[i], at, refused_is_answer_);
       } else {
         if (err != 0) note_ = fmt::format("connecting to {}: {}", peer_text_, std::strerror(err));
@@ -345,6 +348,7 @@ class TcpProber final : public Prober {
   }
   void forget(unsigned seq) override { inflight_.erase(seq); }
   [[nodiscard]] bool refused() const { return refused_; }
+  [[nodiscard]] unsigned refusals() const override { return refusals_; }
 
  private:
   struct Conn {
@@ -355,6 +359,7 @@ class TcpProber final : public Prober {
   std::string peer_text_;
   bool refused_is_answer_;
   bool refused_ = false;
+  unsigned refusals_ = 0;
   std::map<unsigned, Conn> inflight_;
   std::vector<unsigned> order_;  // the seq behind each descriptor handed to poll
 };
@@ -421,6 +426,7 @@ void run_paced(Prober& prober, const ProbeOptions& o, TimeNs deadline, ProbeResu
     if (v) r.rtt_ms.push_back(*v);
   }
   r.received = static_cast<unsigned>(r.rtt_ms.size());
+  r.refused = std::min(prober.refusals(), r.received);
   if (!prober.note().empty() && r.received < r.sent) r.error = prober.note();
   if (cut_short) {
     if (!r.error.empty()) r.error += "; ";
@@ -465,7 +471,9 @@ Result<std::unique_ptr<Prober>> open_prober(const ProbeTarget& t, const Address&
     case ProbeKind::kTcp:
       r.method = "tcp";
       r.address = address_port_text(a, t.port);
-      return std::unique_ptr<Prober>(new TcpProber(with_port(a, t.port), r.address, false));
+      // A reset proves the host and the path answer: the round trip is measured like an
+      // accepted connection, and the check reports the closed port on its own.
+      return std::unique_ptr<Prober>(new TcpProber(with_port(a, t.port), r.address, true));
     case ProbeKind::kHost:
       break;
   }

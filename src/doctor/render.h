@@ -43,6 +43,8 @@ struct SeverityCounts {
   unsigned info = 0, warning = 0, critical = 0;
 };
 SeverityCounts count_severities(const Report& report);
+// "Generated 2025-12-02T17:07:39.945Z", or what is known when the capture has no time.
+std::string generated_text(const Report& report);
 // "2 critical, 1 warning, 3 info".
 std::string counts_text(const SeverityCounts& c);
 // Lines describing what the run looked at ("kernel log: /dev/kmsg (12 events)", …), so that
@@ -68,6 +70,16 @@ std::string display_bus_id(const std::string& id);
 std::string gpu_label(const GpuRef& gpu);
 // Capitalised category name for headings: "Hardware", "Driver", ….
 std::string category_heading(Category c);
+// Several suspect cards get plans that differ only in their steps (serial, slot): the
+// renderers print the shared part (physical checks, room) once and the whole of an identical
+// plan once. Which of `plan` an earlier printed plan already showed.
+struct PlanRepeat {
+  bool whole = false;   // every part: say "as above"
+  bool checks = false;  // physical checks and room
+};
+PlanRepeat plan_repeat(const CrossCheckPlan& plan, const CrossCheckPlan* earlier);
+// "The fault follows the card" → "the fault follows the card", to follow "If ".
+std::string lower_first(std::string_view s);
 
 }  // namespace detail
 }  // namespace cardiac::doctor

@@ -70,7 +70,7 @@ void render_header(const Report& r, std::string& out) {
   bool problems = counts.warning + counts.critical > 0;
   out += fmt::format("<header>\n<h1>cardiac doctor <span class=\"host\">{}</span></h1>\n",
                      r.hostname.empty() ? "this host" : esc(r.hostname));
-  out += fmt::format("<p class=\"muted\">Generated {}</p>\n", format_iso8601(r.generated_at));
+  out += fmt::format("<p class=\"muted\">{}</p>\n", esc(detail::generated_text(r)));
   out +=
       fmt::format("<p><span class=\"summary {}\">{}</span> <span class=\"muted\">{}</span></p>\n",
                   problems ? fmt::format("sev-{}", severity_name(r.worst())) : "ok",
@@ -123,7 +123,14 @@ void render_evidence(const Finding& f, std::string& out) {
   for (const auto& e : f.evidence) out += svg_line_chart(e);
 }
 
-void render_cross_check(const CrossCheckPlan& plan, std::string& out) {
+void render_cross_check(const CrossCheckPlan& plan, const CrossCheckPlan*& first,
+                        std::string& out) {
+  const detail::PlanRepeat seen = detail::plan_repeat(plan, first);
+  if (first == nullptr) first = &plan;
+  if (seen.whole) {
+    out += "<p><strong>Cross-check:</strong> the same plan as the first one above.</p>\n";
+    return;
+  }
   out +=
       "<details open>\n<summary>Cross-check: is it the card, the slot or the server?</summary>\n";
   if (!plan.steps.empty()) {
@@ -138,6 +145,10 @@ void render_cross_check(const CrossCheckPlan& plan, std::string& out) {
     }
     out += "</table>\n";
   }
+  if (seen.checks) {
+    out += "<p>Physical checks and room: as in the first cross-check above.</p>\n</details>\n";
+    return;
+  }
   if (!plan.physical_checks.empty()) {
     out += "<h5>Physical checks</h5>\n<ul>\n";
     for (const auto& c : plan.physical_checks) out += fmt::format("<li>{}</li>\n", esc(c));
@@ -149,7 +160,7 @@ void render_cross_check(const CrossCheckPlan& plan, std::string& out) {
   out += "</details>\n";
 }
 
-void render_finding(const Finding& f, std::string& out) {
+void render_finding(const Finding& f, const CrossCheckPlan*& first_plan, std::string& out) {
   std::string sev(severity_name(f.severity));
   out += fmt::format("<article class=\"card sev-{}\">\n<div>", sev);
   out += fmt::format("<span class=\"badge\">{}</span>", upper(sev));
@@ -171,7 +182,7 @@ void render_finding(const Finding& f, std::string& out) {
     for (const auto& a : f.actions) out += fmt::format("<li>{}</li>\n", esc(a));
     out += "</ol>\n";
   }
-  if (f.cross_check) render_cross_check(*f.cross_check, out);
+  if (f.cross_check) render_cross_check(*f.cross_check, first_plan, out);
   if (f.confidence == Confidence::kLow) {
     out +=
         "<p class=\"low\">Confidence is low: the evidence fits this cause but is thin. "
@@ -188,10 +199,11 @@ void render_findings(const Report& r, std::string& out) {
         "<p class=\"nothing\"><strong>No problems found.</strong> Nothing above info in the "
         "sources listed above; a skipped source was not judged.</p>\n";
   }
+  const CrossCheckPlan* first_plan = nullptr;
   for (Category c : detail::category_order(r)) {
     out += fmt::format("<h3>{}</h3>\n", detail::category_heading(c));
     for (const auto& f : r.findings) {
-      if (f.category == c) render_finding(f, out);
+      if (f.category == c) render_finding(f, first_plan, out);
     }
   }
   out += "</section>\n";

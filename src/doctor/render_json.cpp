@@ -91,7 +91,8 @@ json sources_json(const Sources& s) {
               {"window_s", static_cast<double>(s.window) / static_cast<double>(kNsPerSec)},
               {"gpu_samples", s.gpu_samples},
               {"host_samples", s.host_samples},
-              {"skipped", str_array(s.skipped)}};
+              {"skipped", str_array(s.skipped)},
+              {"probes", str_array(s.probes)}};
 }
 
 json summary_json(const Report& r) {
@@ -159,14 +160,16 @@ nlohmann::json to_json(const Report& r) {
   for (const auto& f : r.findings) findings.push_back(finding_to_json(f));
   json events = json::array();
   for (const auto& e : r.events) events.push_back(event_to_json(e));
-  return json{{"schema", kDoctorSchema},
-              {"generated_at", format_iso8601(r.generated_at)},
-              {"hostname", str_or_null(r.hostname)},
-              {"sources", sources_json(r.sources)},
-              {"summary", summary_json(r)},
-              {"gpus", std::move(gpus)},
-              {"findings", std::move(findings)},
-              {"events", std::move(events)}};
+  return json{
+      {"schema", kDoctorSchema},
+      {"generated_at",
+       time_or_null(r.generated_at == 0 ? std::nullopt : std::optional<TimeNs>(r.generated_at))},
+      {"hostname", str_or_null(r.hostname)},
+      {"sources", sources_json(r.sources)},
+      {"summary", summary_json(r)},
+      {"gpus", std::move(gpus)},
+      {"findings", std::move(findings)},
+      {"events", std::move(events)}};
 }
 
 }  // namespace cardiac::doctor

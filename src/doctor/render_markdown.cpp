@@ -98,7 +98,14 @@ void render_evidence(const Evidence& e, std::string& out) {
   if (!e.series.empty()) out += fmt::format("  - {}\n", md(detail::series_summary(e)));
 }
 
-void render_cross_check(const CrossCheckPlan& plan, std::string& out) {
+void render_cross_check(const CrossCheckPlan& plan, const CrossCheckPlan*& first,
+                        std::string& out) {
+  const detail::PlanRepeat seen = detail::plan_repeat(plan, first);
+  if (first == nullptr) first = &plan;
+  if (seen.whole) {
+    out += "**Cross-check**: the same plan as the first one above.\n\n";
+    return;
+  }
   out += "**Cross-check**\n\n";
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     out += fmt::format("{}. {}\n", i + 1, md(plan.steps[i]));
@@ -111,6 +118,10 @@ void render_cross_check(const CrossCheckPlan& plan, std::string& out) {
     }
     out += "\n";
   }
+  if (seen.checks) {
+    out += "Physical checks and room: as in the first cross-check above.\n\n";
+    return;
+  }
   if (!plan.physical_checks.empty()) {
     out += "Physical checks:\n\n";
     for (const auto& c : plan.physical_checks) out += fmt::format("- {}\n", md(c));
@@ -119,7 +130,7 @@ void render_cross_check(const CrossCheckPlan& plan, std::string& out) {
   if (!plan.environment.empty()) out += fmt::format("Room: {}\n\n", md(plan.environment));
 }
 
-void render_finding(const Finding& f, std::string& out) {
+void render_finding(const Finding& f, const CrossCheckPlan*& first_plan, std::string& out) {
   std::string who = detail::gpu_label(f.gpu);
   out += fmt::format("#### {} · {}{}\n\n", upper(severity_name(f.severity)),
                      who.empty() ? "" : md(who) + ": ", md(f.title));
@@ -145,7 +156,7 @@ void render_finding(const Finding& f, std::string& out) {
     }
     out += "\n";
   }
-  if (f.cross_check) render_cross_check(*f.cross_check, out);
+  if (f.cross_check) render_cross_check(*f.cross_check, first_plan, out);
   if (f.confidence == Confidence::kLow) {
     out +=
         "> Confidence is low: the evidence fits this cause but is thin. Confirm it before "
@@ -199,7 +210,7 @@ std::string render_markdown(const Report& r) {
   bool problems = counts.warning + counts.critical > 0;
   out += fmt::format("# cardiac doctor: {}\n\n",
                      r.hostname.empty() ? std::string("this host") : md(r.hostname));
-  out += fmt::format("Generated {} · worst: **{}** · {}\n\n", format_iso8601(r.generated_at),
+  out += fmt::format("{} · worst: **{}** · {}\n\n", detail::generated_text(r),
                      upper(severity_name(r.worst())), detail::counts_text(counts));
   out += "**Looked at**\n\n";
   for (const auto& l : detail::looked_at(r)) out += fmt::format("- {}\n", md(l));
@@ -212,10 +223,11 @@ std::string render_markdown(const Report& r) {
         "**No problems found.** Nothing above info in the sources listed above; a skipped "
         "source was not judged.\n\n";
   }
+  const CrossCheckPlan* first_plan = nullptr;
   for (Category c : detail::category_order(r)) {
     out += fmt::format("### {}\n\n", detail::category_heading(c));
     for (const auto& f : r.findings) {
-      if (f.category == c) render_finding(f, out);
+      if (f.category == c) render_finding(f, first_plan, out);
     }
   }
   render_events(r, out);

@@ -32,6 +32,11 @@ SeverityCounts count_severities(const Report& r) {
   return c;
 }
 
+std::string generated_text(const Report& r) {
+  if (r.generated_at == 0) return "Generated from captured data (the capture does not say when)";
+  return "Generated " + format_iso8601(r.generated_at);
+}
+
 std::string counts_text(const SeverityCounts& c) {
   return fmt::format("{} critical, {} warning, {} info", c.critical, c.warning, c.info);
 }
@@ -73,6 +78,7 @@ std::vector<std::string> looked_at(const Report& r) {
                               r.events.size() == 1 ? "" : "s", event_kinds_text(r)));
   }
   if (!s.db.empty()) out.push_back("history: " + s.db);
+  for (const auto& p : s.probes) out.push_back("network: " + p);
   return out;
 }
 
@@ -134,6 +140,30 @@ std::string gpu_label(const GpuRef& gpu) {
   GpuRef g = gpu;
   if (auto n = kmsg::normalize_kernel_bus_id(g.pci_bus_id); !n.empty()) g.pci_bus_id = n;
   return g.label();
+}
+
+PlanRepeat plan_repeat(const CrossCheckPlan& plan, const CrossCheckPlan* earlier) {
+  PlanRepeat r;
+  if (earlier == nullptr) return r;
+  r.checks = !plan.physical_checks.empty() && plan.physical_checks == earlier->physical_checks &&
+             plan.environment == earlier->environment;
+  auto same = [](const Outcome& a, const Outcome& b) {
+    return a.observation == b.observation && a.meaning == b.meaning;
+  };
+  r.whole = r.checks && plan.steps == earlier->steps &&
+            std::equal(plan.outcomes.begin(), plan.outcomes.end(), earlier->outcomes.begin(),
+                       earlier->outcomes.end(), same);
+  return r;
+}
+
+std::string lower_first(std::string_view s) {
+  std::string out(s);
+  // Only a capitalised ordinary word: "The" → "the", but "GPU" and "PCIe" stay.
+  if (out.size() >= 2 && std::isupper(static_cast<unsigned char>(out[0])) &&
+      std::islower(static_cast<unsigned char>(out[1]))) {
+    out[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(out[0])));
+  }
+  return out;
 }
 
 std::string category_heading(Category c) {
@@ -226,20 +256,32 @@ void render_evidence(const Evidence& e, const Painter& p, std::string& out) {
   if (!e.series.empty()) out += fmt::format("      {}\n", detail::series_summary(e));
 }
 
-void render_cross_check(const CrossCheckPlan& plan, std::string& out) {
+void render_cross_check(const CrossCheckPlan& plan, const CrossCheckPlan*& first,
+                        std::string& out) {
+  const detail::PlanRepeat seen = detail::plan_repeat(plan, first);
+  if (first == nullptr) first = &plan;
+  if (seen.whole) {
+    out += "  Cross-check: the same plan as the first one above.\n";
+    return;
+  }
   out += "  Cross-check:\n";
   for (std::size_t i = 0; i < plan.steps.size(); ++i) {
     std::string n = fmt::format("{}. ", i + 1);
     out += wrap(n + plan.steps[i], 4, n.size());
   }
   for (const auto& o : plan.outcomes) {
-    out += wrap(fmt::format("If {}: {}", o.observation, o.meaning), 4, 2);
+    out += wrap(fmt::format("If {}: {}", detail::lower_first(o.observation), o.meaning), 4, 2);
+  }
+  if (seen.checks) {
+    out += wrap("Physical checks and room: as in the first cross-check above.", 4);
+    return;
   }
   for (const auto& c : plan.physical_checks) out += wrap("Check: " + c, 4);
   if (!plan.environment.empty()) out += wrap("Room: " + plan.environment, 4);
 }
 
-void render_finding(const Finding& f, const Painter& p, std::string& out) {
+void render_finding(const Finding& f, const Painter& p, const CrossCheckPlan*& first_plan,
+                    std::string& out) {
   std::string who = detail::printable(detail::gpu_label(f.gpu));
   out += fmt::format("{} {}{}\n", p.badge(f.severity), who.empty() ? "" : who + ": ",
                      p("1", detail::printable(f.title)));
@@ -259,7 +301,7 @@ void render_finding(const Finding& f, const Painter& p, std::string& out) {
       out += wrap(n + f.actions[i], 4, n.size());
     }
   }
-  if (f.cross_check) render_cross_check(*f.cross_check, out);
+  if (f.cross_check) render_cross_check(*f.cross_check, first_plan, out);
   if (f.confidence == Confidence::kLow) {
     out += wrap(
         "Confidence: low. The evidence fits this cause but is thin; confirm it before acting.", 2);
@@ -270,7 +312,7 @@ void render_finding(const Finding& f, const Painter& p, std::string& out) {
 void render_header(const Report& r, const Painter& p, std::string& out) {
   out += fmt::format("{} · {}\n", p("1", "cardiac doctor"),
                      r.hostname.empty() ? std::string("this host") : detail::printable(r.hostname));
-  out += fmt::format("Generated {}\n", format_iso8601(r.generated_at));
+  out += detail::generated_text(r) + "\n";
   out += "Looked at:\n";
   for (const auto& l : detail::looked_at(r)) out += "  " + detail::printable(l) + "\n";
   for (const auto& s : r.sources.skipped) {
@@ -291,10 +333,11 @@ std::string render_text(const Report& r, bool color) {
     out += p("32;1", "No problems found") +
            " in what was looked at (a skipped source was not judged).\n\n";
   }
+  const CrossCheckPlan* first_plan = nullptr;
   for (Category c : detail::category_order(r)) {
     out += p("1;4", detail::category_heading(c)) + "\n\n";
     for (const auto& f : r.findings) {
-      if (f.category == c) render_finding(f, p, out);
+      if (f.category == c) render_finding(f, p, first_plan, out);
     }
   }
   if (problems) {

@@ -13,8 +13,6 @@ namespace {
 
 using namespace detail;
 
-constexpr std::size_t kMaxLine = 64 * 1024;  // longer input is not a kernel message
-
 bool contains(std::string_view s, std::string_view needle) {
   return s.find(needle) != std::string_view::npos;
 }
@@ -329,7 +327,7 @@ std::string normalize_kernel_bus_id(std::string_view id) {
 }
 
 std::optional<KernelEvent> classify(std::string_view m) {
-  if (m.empty() || m.size() > kMaxLine) return std::nullopt;
+  if (m.empty() || m.size() > kMaxMessageBytes) return std::nullopt;
   // Cheap first-byte filters keep the common (uninteresting) line to a few memchr calls.
   if (auto p = m.find("NVRM: "); p != std::string_view::npos) {
     if (auto e = classify_nvrm(m, p)) return e;

@@ -2,6 +2,7 @@
 // The kernel-log event model and the classifier that recognises GPU-relevant kernel messages.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -49,6 +50,8 @@ struct KernelEvent {
 // anything not in the list above, including garbage, truncated and binary input. Never throws
 // except std::bad_alloc.
 std::optional<KernelEvent> classify(std::string_view message);
+// Longer input is not a kernel message (printk's own limit is 1 KiB): classify() refuses it.
+inline constexpr std::size_t kMaxMessageBytes = 64 * 1024;
 
 // Parses a line in any format parse_log_line() knows, classifies its message and fills
 // time_ns/monotonic_us/raw. `boot_time_ns` (wall clock at boot) turns a monotonic stamp into

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -379,6 +380,73 @@ TEST(Doctor, BadInputNamesTheProblem) {
   auto db = run_cardiac({"doctor", "--offline", "--root", kHost, "--db", "/nonexistent/x.db"});
   EXPECT_EQ(db.exit_code, 2);
   EXPECT_NE(db.err.find("/nonexistent/x.db"), std::string::npos) << db.err;
+}
+
+// The README's doctor commands, read from the README itself: the block after "The doctor on a
+// captured host", continuation lines joined, one command per line, with the paths made absolute
+// (./build/cardiac, the fake NVML and /tmp/report.html become this build's and a temporary file).
+std::vector<std::vector<std::string>> readme_doctor_commands(const std::string& report) {
+  std::ifstream in(std::string(CARDIAC_SOURCE_DIR) + "/README.md");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto start = text.find("The doctor on a captured host");
+  start = text.find("```sh\n", start);
+  auto end = text.find("```", start + 6);
+  if (start == std::string::npos || end == std::string::npos) return {};
+  std::string block = text.substr(start + 6, end - start - 6);
+  for (std::size_t p; (p = block.find("\\\n")) != std::string::npos;) block.replace(p, 2, " ");
+  std::vector<std::vector<std::string>> commands;
+  std::istringstream lines(block);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::vector<std::string> argv;
+    for (std::string w; words >> w;) {
+      if (w.rfind("tests/fixtures/", 0) == 0 || w.find("=tests/fixtures/") != std::string::npos) {
+        w.replace(w.find("tests/fixtures"), 14, kFixtures);
+      }
+      if (w == "build/tests/fake_nvml/libnvidia-ml.so.1") w = FAKE_NVML_PATH;
+      if (w == "./build/cardiac") w = CARDIAC_BINARY;
+      if (w == "/tmp/report.html") w = report;
+      argv.push_back(w);
+    }
+    if (!argv.empty()) commands.push_back(std::move(argv));
+  }
+  return commands;
+}
+
+TEST(Doctor, ReadmeExamplesShowWhatTheyPromise) {
+  const std::string report = ::testing::TempDir() + "/readme-report.html";
+  auto commands = readme_doctor_commands(report);
+  ASSERT_EQ(commands.size(), 2U) << "the README's doctor block changed";
+
+  // 1. The data loader starves GPU 0: that finding, and nothing critical that is not there.
+  auto& first = commands[0];
+  ASSERT_EQ(first[0].rfind("CARDIAC_FAKE_NVML_SCENARIO=", 0), 0U) << first[0];
+  std::pair<std::string, std::string> env{"CARDIAC_FAKE_NVML_SCENARIO",
+                                          first[0].substr(first[0].find('=') + 1)};
+  ASSERT_EQ(first[1], CARDIAC_BINARY);
+  std::vector<std::string> args(first.begin() + 2, first.end());
+  auto text = run_cardiac(args, {env});
+  EXPECT_EQ(text.exit_code, 1) << text.err;
+  EXPECT_EQ(text.out.find("[CRITICAL]"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("data loading"), std::string::npos) << text.out;
+  args.insert(args.end(), {"--json", "--quiet"});
+  auto json = run_cardiac(args, {env});
+  auto j = nlohmann::json::parse(json.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << json.out << json.err;
+  for (const auto& f : j["findings"]) EXPECT_NE(f["severity"], "critical") << f.dump(2);
+  EXPECT_NE(finding(j, "resources.gpu_starved", 0), nullptr) << ids(j);
+
+  // 2. The fallen-off-the-bus GPU with AER, as one HTML file.
+  auto& second = commands[1];
+  ASSERT_EQ(second[0], CARDIAC_BINARY);
+  std::filesystem::remove(report);
+  auto html = run_cardiac(std::vector<std::string>(second.begin() + 1, second.end()));
+  EXPECT_EQ(html.exit_code, 1) << html.err;
+  std::ifstream in(report);
+  std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("Xid 79"), std::string::npos);
+  EXPECT_NE(page.find("Surprise Down"), std::string::npos);
+  EXPECT_EQ(page.find("lines looked like a kernel log"), std::string::npos);
 }
 
 TEST(Doctor, HostTreeThatCannotBeReadExitsThree) {

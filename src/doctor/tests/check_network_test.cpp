@@ -400,5 +400,42 @@ TEST(CheckNetworkEndToEnd, LossyFarTargetBehindACleanGateway) {
   EXPECT_EQ(loss[0].severity, Severity::kCritical);
 }
 
+// A refused connection is the far host answering: the path works, nothing listens on the port.
+// A warning naming the port, never a critical network loss; the summary line says so too.
+TEST(CheckNetworkEndToEnd, RefusedConnectionIsAClosedPortNotLoss) {
+  auto closed = loopback::ClosedTcpPort::reserve();
+  auto clean = loopback::UdpEchoResponder::start({});
+  ASSERT_TRUE(closed && clean);
+  ProbeOptions o;
+  o.count = 5;
+  o.interval = 5 * kNsPerMs;
+  o.timeout = kNsPerSec;
+  DoctorInput in = with_probes(run_probes({(*closed)->target()}, (*clean)->target(), o));
+  auto out = run(in);
+  for (const auto& f : out) EXPECT_NE(f.severity, Severity::kCritical) << f.id << ": " << f.title;
+  EXPECT_TRUE(with_id(out, "network.loss").empty());
+  auto port = with_id(out, "network.port_closed");
+  ASSERT_EQ(port.size(), 1u);
+  EXPECT_EQ(port[0].severity, Severity::kWarning);
+  EXPECT_TRUE(contains(port[0].title, (*closed)->target())) << port[0].title;
+  EXPECT_TRUE(contains(port[0].explanation, "path")) << port[0].explanation;
+  std::string line;
+  for (const auto& p : in.probes) {
+    if (p.target == (*closed)->target()) line = probe_summary(p);
+  }
+  EXPECT_TRUE(contains(line, "5 of 5 answered (5 by a refusal)")) << line;
+  EXPECT_TRUE(contains(line, "path ok, port closed")) << line;
+}
+
+TEST(CheckNetwork, ProbeSummaryNamesWhatPassed) {
+  EXPECT_EQ(probe_summary(probe_of("10.1.0.5", "target", 10, rtts(10, 0.8))),
+            "10.1.0.5 (icmp 10.1.0.5): 10 of 10 answered, median 0.80 ms: ok");
+  EXPECT_TRUE(contains(probe_summary(probe_of("10.1.0.6", "target", 10, rtts(5, 0.8))),
+                       "see the network findings"));
+  ProbeResult never = probe_of("nosuch.invalid", "target", 0, {});
+  never.error = "cannot resolve nosuch.invalid";
+  EXPECT_EQ(probe_summary(never), "nosuch.invalid: not probed (cannot resolve nosuch.invalid)");
+}
+
 }  // namespace
 }  // namespace cardiac::doctor

@@ -52,6 +52,40 @@ TEST(Gather, OfflineSeriesGivesRatesAndSaysWhatWasSkipped) {
   EXPECT_TRUE(said_kmsg);
 }
 
+// Offline on captured files, the input is a function of the files: the run's clock never
+// enters it. The time is the capture's own; a --kmsg file's monotonic stamps are dated by the
+// captured tree's btime, and left undated without a captured tree.
+TEST(Gather, OfflineInputTakesNoTimeFromThisMachine) {
+  const std::string dmesg =
+      std::string(CARDIAC_FIXTURES_DIR) + "/kmsg/xid79-aer-surprise-down.dmesg";
+  for (TimeNs now : {kNow, kNow + 400 * 24 * 3600 * kNsPerSec}) {
+    ManualClock clock(now);
+    std::vector<std::string> skipped;
+    GatherOptions series;
+    series.offline = true;
+    series.root = kIowait;
+    auto a = gather(series, clock, {}, {}, skipped);
+    ASSERT_TRUE(a) << a.error().what();
+    EXPECT_EQ(a->now, 1700000001000000000);  // t1/.cardiac/taken_at
+
+    GatherOptions tree;
+    tree.offline = true;
+    tree.root = kHost8x;  // no .cardiac/taken_at: no time at all
+    tree.kmsg_file = dmesg;
+    auto b = gather(tree, clock, {}, {}, skipped);
+    ASSERT_TRUE(b) << b.error().what();
+    EXPECT_EQ(b->now, 0);
+    EXPECT_EQ(b->host_samples.back().taken_at, 0);
+    ASSERT_FALSE(b->events.empty());
+    const auto& e = b->events.back();
+    ASSERT_TRUE(e.monotonic_us);
+    // btime 1796229247 in the tree's proc/stat.
+    EXPECT_EQ(e.time_ns, 1796229247 * kNsPerSec + *e.monotonic_us * 1000);
+    ASSERT_TRUE(b->kmsg_read);
+    EXPECT_EQ(b->kmsg_read->lines, b->kmsg_read->log_lines);
+  }
+}
+
 TEST(Gather, ProcessActivityPerThread) {
   RootFs t0(kIowait + "/t0");
   RootFs t1(kIowait + "/t1");

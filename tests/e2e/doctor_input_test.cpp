@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+// `cardiac doctor` end to end on input it must not take at face value: rotated kernel logs
+// compressed as logrotate leaves them, a file that is no kernel log, the same captured input
+// run twice (the report must not change by a byte), and a probe answered by a refusal.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/doctor/tests/lossy_responder.h"
+#include "tests/e2e/run_cardiac.h"
+
+namespace cardiac::e2e {
+namespace {
+
+const std::string kFixtures = CARDIAC_FIXTURES_DIR;
+const std::string kHost = kFixtures + "/hosts/debian-gpu-8x";
+const std::string kMinimal = kFixtures + "/hosts/minimal";
+const std::string kKmsg = kFixtures + "/kmsg/";
+
+nlohmann::json parse(const RunResult& r) {
+  return nlohmann::json::parse(r.out, nullptr, false);
+}
+
+const nlohmann::json* finding(const nlohmann::json& j, const std::string& id) {
+  if (!j.contains("findings")) return nullptr;
+  for (const auto& f : j["findings"]) {
+    if (f["id"] == id) return &f;
+  }
+  return nullptr;
+}
+
+std::string ids(const nlohmann::json& j) {
+  if (!j.contains("findings")) return j.dump();
+  std::string s;
+  for (const auto& f : j["findings"]) {
+    s += f["id"].get<std::string>() + "(" + f["severity"].get<std::string>() + ") ";
+  }
+  return s;
+}
+
+std::string copy_to_temp(const std::string& from, const std::string& name) {
+  namespace fs = std::filesystem;
+  fs::path to = fs::path(::testing::TempDir()) / name;
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+  return to.string();
+}
+
+// logrotate's kern.log.1.gz (and .xz, .zst exports): read through the system libraries, so the
+// critical Xid 48 inside is found, as in the plain log; also with a name that says nothing.
+TEST(DoctorInput, CompressedKernelLogsAreRead) {
+  const std::vector<std::string> files = {
+      kKmsg + "xid48-dbe.syslog.1.gz", kKmsg + "xid48-dbe.syslog.2.xz",
+      kKmsg + "xid48-dbe.syslog.3.zst",
+      copy_to_temp(kKmsg + "xid48-dbe.syslog.1.gz", "kern.log.renamed")};
+  for (const auto& file : files) {
+    auto r = run_cardiac({"doctor", "--json", "--offline", "--root", kMinimal, "--kmsg", file,
+                          "--year", "2024", "--quiet"});
+    auto j = parse(r);
+    ASSERT_FALSE(j.is_discarded()) << file << ": " << r.out << r.err;
+    EXPECT_EQ(r.exit_code, 1) << file;
+    const auto* f = finding(j, "xid.48");
+    ASSERT_NE(f, nullptr) << file << ": " << ids(j);
+    EXPECT_EQ((*f)["severity"], "critical");
+    EXPECT_EQ(finding(j, "kmsg.unrecognised"), nullptr) << ids(j);
+  }
+  auto text = run_cardiac({"doctor", "--offline", "--root", kMinimal, "--kmsg",
+                           kKmsg + "xid48-dbe.syslog.1.gz", "--color", "never", "--quiet"});
+  EXPECT_EQ(text.exit_code, 1);
+  EXPECT_EQ(text.out.find("No problems found"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Xid 48"), std::string::npos) << text.out;
+}
+
+// A file that is no kernel log at all (here a shared library): a warning saying so, exit 1,
+// never "No problems found".
+TEST(DoctorInput, BinaryKernelLogIsAWarningNotACleanBill) {
+  auto r = run_cardiac({"doctor", "--offline", "--root", kMinimal, "--kmsg", FAKE_NVML_PATH,
+                        "--color", "never", "--quiet"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.out.find("No problems found"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lines looked like a kernel log"), std::string::npos) << r.out;
+  auto j = parse(run_cardiac(
+      {"doctor", "--json", "--offline", "--root", kMinimal, "--kmsg", FAKE_NVML_PATH, "--quiet"}));
+  const auto* f = finding(j, "kmsg.unrecognised");
+  ASSERT_NE(f, nullptr) << ids(j);
+  EXPECT_EQ((*f)["severity"], "warning");
+  EXPECT_EQ((*f)["title"].get<std::string>().rfind("0 of ", 0), 0U) << (*f)["title"];
+}
+
+// Offline, the report is a function of the files it read: the same run at another time and in
+// another time zone gives the same bytes, in every format.
+TEST(DoctorInput, OfflineReportIsTheSameBytesEveryRun) {
+  const std::vector<std::vector<std::string>> formats = {
+      {"--color", "never"}, {"--json"}, {"--markdown"}, {"--html"}};
+  for (const auto& format : formats) {
+    std::vector<std::string> args = {"doctor", "--offline", "--root",
+                                     kHost,    "--kmsg",    kKmsg + "xid79-aer-surprise-down.dmesg",
+                                     "--quiet"};
+    args.insert(args.end(), format.begin(), format.end());
+    auto a = run_cardiac(args, {{"TZ", "UTC"}});
+    auto b = run_cardiac(args, {{"TZ", "Asia/Kolkata"}});
+    EXPECT_EQ(a.exit_code, 1) << a.err;
+    EXPECT_EQ(a.out, b.out) << format.front();
+    EXPECT_FALSE(a.out.empty());
+  }
+}
+
+const nlohmann::json* xid_event(const nlohmann::json& j, int xid) {
+  for (const auto& e : j["events"]) {
+    if (e["kind"] == "xid" && e["xid"] == xid) return &e;
+  }
+  return nullptr;
+}
+
+// Event times come from the log: its own wall stamps, else the boot time the captured --root
+// recorded (btime in its proc/stat) plus the monotonic stamp, else no time but the monotonic one.
+TEST(DoctorInput, OfflineEventTimesComeFromTheLogAndTheCapture) {
+  const std::string dmesg = kKmsg + "xid79-aer-surprise-down.dmesg";
+  auto with_root =
+      parse(run_cardiac({"doctor", "--json", "--offline", "--root", kHost, "--kmsg", dmesg, "-q"}));
+  const auto* e = xid_event(with_root, 79);
+  ASSERT_NE(e, nullptr) << with_root.dump();
+  // btime 1796229247 + 74889.644138 s.
+  EXPECT_EQ((*e)["time"], "2026-12-03T13:22:16.644Z") << e->dump();
+  EXPECT_EQ((*e)["monotonic_us"], 74889644138LL);
+  EXPECT_TRUE(with_root["generated_at"].is_null()) << "the tree does not say when it was taken";
+
+  // Without --root the tree is this machine's, whose boot has nothing to do with the log.
+  auto bare = parse(run_cardiac({"doctor", "--json", "--offline", "--kmsg", dmesg, "-q"}));
+  e = xid_event(bare, 79);
+  ASSERT_NE(e, nullptr) << bare.dump();
+  EXPECT_TRUE((*e)["time"].is_null()) << e->dump();
+  EXPECT_EQ((*e)["monotonic_us"], 74889644138LL);
+
+  // Syslog lines carry their own wall time (the year given, as the format has none).
+  auto syslog = parse(run_cardiac({"doctor", "--json", "--offline", "--kmsg",
+                                   kKmsg + "xid48-dbe.syslog", "--year", "2024", "-q"}));
+  e = xid_event(syslog, 48);
+  ASSERT_NE(e, nullptr) << syslog.dump();
+  EXPECT_EQ((*e)["time"], "2024-12-02T11:38:47.000Z") << e->dump();
+}
+
+// A TCP target that refuses the connection answered: the path works, the port is closed. Not a
+// critical network finding; the probe is listed under what was looked at, like one that passed.
+TEST(DoctorInput, RefusedConnectionIsNotACriticalNetworkFinding) {
+  auto closed = doctor::loopback::ClosedTcpPort::reserve();
+  auto near = doctor::loopback::UdpEchoResponder::start({});
+  ASSERT_TRUE(closed && near);
+  auto r = run_cardiac(
+      {"doctor", "--json", "--nvml-lib", FAKE_NVML_PATH, "--root", kMinimal, "--window", "0",
+       "--quiet", "--no-kmsg", "--probe", (*closed)->target(), "--gateway", (*near)->target()},
+      {scenario_env("healthy-8xh100.json")});
+  auto j = parse(r);
+  ASSERT_FALSE(j.is_discarded()) << r.out << r.err;
+  for (const auto& f : j["findings"]) {
+    if (f["category"] == "network") {
+      EXPECT_NE(f["severity"], "critical") << f.dump(2);
+    }
+  }
+  const auto* f = finding(j, "network.port_closed");
+  ASSERT_NE(f, nullptr) << ids(j);
+  EXPECT_EQ((*f)["severity"], "warning");
+  const auto& probes = j["sources"]["probes"];
+  ASSERT_EQ(probes.size(), 2U) << j["sources"].dump(2);
+  bool gateway_ok = false;
+  bool closed_listed = false;
+  for (const auto& p : probes) {
+    const std::string line = p;
+    if (line.rfind((*near)->target(), 0) == 0 && line.size() > 4 &&
+        line.substr(line.size() - 4) == ": ok") {
+      gateway_ok = true;
+    }
+    if (line.find((*closed)->target()) != std::string::npos &&
+        line.find("port closed") != std::string::npos) {
+      closed_listed = true;
+    }
+  }
+  EXPECT_TRUE(gateway_ok) << probes.dump(2);
+  EXPECT_TRUE(closed_listed) << probes.dump(2);
+}
+
+}  // namespace
+}  // namespace cardiac::e2e
