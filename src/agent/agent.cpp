@@ -57,10 +57,11 @@ Result<std::vector<rules::Rule>> load_rules(const config::AgentSettings& a) {
   return all;
 }
 
-// The queue's view of the machine: the latest report and the Xids seen, from the snapshot.
+// The queue's view of the machine: the latest report, the Xids seen and the GPUs with a
+// critical alert firing, from the snapshot.
 queue::MachineView machine_view(AgentState& s) {
   std::lock_guard lock(s.snap_mu);
-  return {s.snap.report, s.snap.xid_counts};
+  return {s.snap.report, s.snap.xid_counts, s.snap.critical_alerts};
 }
 
 Status start_queue(AgentState& s) {
