@@ -46,7 +46,8 @@ class QueueSchedTest : public testing::QueueFixture {
   ManualClock manual_{SystemClock::instance().now()};
 };
 
-// Random running jobs (started one by one, minutes apart on the manual clock) and a random
+// Random running jobs (started one by one, minutes apart on the manual clock, some cancelled
+// to leave idle GPUs anywhere) and a random
 // queue submitted while no pass can run; the one pass that follows starts exactly the jobs
 // counting EASY starts.
 TEST_F(QueueSchedTest, BackfillStartsWhatCountingEasyStarts) {
@@ -56,22 +57,32 @@ TEST_F(QueueSchedTest, BackfillStartsWhatCountingEasyStarts) {
   s.policy = "backfill";
   start(s);
   int started = 0;
-  for (unsigned seed = 1; seed <= 8; ++seed) {
+  for (unsigned seed = 1; seed <= 20; ++seed) {
     std::mt19937 rng(seed);
     auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
     std::vector<sched::testing::EasyRunning> running;
     std::vector<JobId> ids;
+    std::vector<JobId> cancel_later;
     unsigned used = 0;
-    const auto busy = static_cast<unsigned>(pick(1, static_cast<int>(kGpus) - 1));  // some idle
+    const auto busy = static_cast<unsigned>(pick(1, static_cast<int>(kGpus)));
     while (used < busy) {
       const auto g = static_cast<unsigned>(pick(1, static_cast<int>(busy - used)));
       const DurationNs limit = pick(10, 40) * 60 * kNsPerSec;
       JobId id = submit_job(g, limit);
       ASSERT_TRUE(reaches(id, "running")) << job(id).dump();
-      running.push_back({g, manual_.now() + limit});
       ids.push_back(id);
       used += g;
+      // Some end early, leaving idle GPUs anywhere (the placement fills from GPU 0).
+      if (pick(0, 2) == 0) {
+        cancel_later.push_back(id);
+      } else {
+        running.push_back({g, manual_.now() + limit});
+      }
       manual_.advance(pick(0, 3) * 60 * kNsPerSec);
+    }
+    if (!cancel_later.empty()) {
+      call({{"op", "cancel"}, {"ids", cancel_later}});
+      for (JobId id : cancel_later) ASSERT_TRUE(reaches(id, "cancelled"));
     }
     set_nvml(false);
     std::vector<sched::testing::EasyJob> queue;
@@ -93,11 +104,40 @@ TEST_F(QueueSchedTest, BackfillStartsWhatCountingEasyStarts) {
           << "seed " << seed << ", job " << j.id << ": " << job(j.id).dump();
     }
     started += static_cast<int>(want.size());
+    std::erase_if(ids, [&](JobId id) { return state(id) == "cancelled"; });
     auto cancelled = call({{"op", "cancel"}, {"ids", ids}});
     ASSERT_TRUE(cancelled.value("ok", false)) << cancelled.dump();
     ASSERT_TRUE(eventually([&] { return list(false).empty(); }));
   }
   EXPECT_GT(started, 0);
+}
+
+// The example as the live queue meets it: GPUs 0-1 idle (their job was cancelled),
+// 2-3 busy until +200 s, 4-7 until +100 s. The 4-GPU head is reserved on 4-7 at +100 s; the
+// 2-GPU job of 1000 s needs only the 2 GPUs extra then, so it starts now on 0-1.
+TEST_F(QueueSchedTest, BackfillStartsAJobThatNeedsOnlyTheExtraGpus) {
+  view_.report = testing::make_report(8);
+  config::QueueSettings s;
+  s.policy = "backfill";
+  start(s);
+  const JobId gone = submit_job(2, 1000 * kNsPerSec);
+  ASSERT_TRUE(reaches(gone, "running"));
+  const JobId two = submit_job(2, 200 * kNsPerSec);
+  ASSERT_TRUE(reaches(two, "running"));
+  const JobId four = submit_job(4, 100 * kNsPerSec);
+  ASSERT_TRUE(reaches(four, "running"));
+  EXPECT_EQ(job(four)["job"]["gpu_indices"], nlohmann::json({4, 5, 6, 7}));
+  call({{"op", "cancel"}, {"ids", {gone}}});
+  ASSERT_TRUE(reaches(gone, "cancelled"));
+  manual_.advance(20 * kNsPerSec);
+  set_nvml(false);
+  const JobId head = submit_job(4, 50 * kNsPerSec);
+  const JobId tail = submit_job(2, 1000 * kNsPerSec);
+  set_nvml(true);
+  q_->tick();
+  EXPECT_EQ(state(head), "pending");
+  EXPECT_EQ(state(tail), "running") << job(tail).dump();
+  EXPECT_EQ(job(tail)["job"]["gpu_indices"], nlohmann::json({0, 1}));
 }
 
 // Under FCFS, 8 GPUs with one fenced: an 8-GPU job is queued with a warning and `why` says
@@ -117,6 +157,7 @@ TEST_F(QueueSchedTest, AJobLargerThanTheHealthyGpusIsSaidAndDoesNotBlockFcfs) {
   EXPECT_EQ(state(big), "pending");
   const std::string why = job(big)["explanation"].dump();
   EXPECT_NE(why.find("needs 8 GPUs, 7 healthy"), std::string::npos) << why;
+  call({{"op", "cancel"}, {"ids", {big}}});
 }
 
 // Under FCFS, a job requeued because its GPU failed goes back ahead of a job submitted after
