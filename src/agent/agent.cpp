@@ -79,10 +79,11 @@ Status secure_state(const config::Config& c) {
   return {};
 }
 
-// The queue's view of the machine: the latest report and the Xids seen, from the snapshot.
+// The queue's view of the machine: the latest report, the Xids seen, whether any GPU was ever
+// seen and the GPUs with a critical alert firing, from the snapshot.
 queue::MachineView machine_view(AgentState& s) {
   std::lock_guard lock(s.snap_mu);
-  return {s.snap.report, s.snap.xid_counts, s.snap.gpus_seen};
+  return {s.snap.report, s.snap.xid_counts, s.snap.gpus_seen, s.snap.critical_alerts};
 }
 
 Status start_queue(AgentState& s) {

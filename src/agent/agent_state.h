@@ -38,6 +38,8 @@ struct Snapshot {
   std::shared_ptr<const health::StatusReport> report;  // null before the first sample
   std::map<std::pair<std::string, int>, std::uint64_t> xid_counts;
   std::map<std::string, int> last_xid;
+  // GPU index → a critical alert firing on it, for the queue's placement.
+  std::map<unsigned, std::string> critical_alerts;
   std::uint64_t samples = 0;
   std::uint64_t missed_samples = 0;
   std::uint64_t worker_restarts = 0;

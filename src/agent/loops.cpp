@@ -8,6 +8,7 @@
 
 #include "agent/agent_state.h"
 #include "core/log.h"
+#include "core/strings.h"
 #include "host/bounded.h"
 #include "kmsg/reader.h"
 #include "rules/sample_view.h"
@@ -76,6 +77,25 @@ void take_kernel_events(AgentState& s, Snapshot& next, TimeNs now) {
 }
 
 // Opens an incident when a GPU turns faulty and closes it when it answers normally again.
+// GPUs with a critical alert firing, whichever rule raised it: the queue places new work on
+// other GPUs while they are free.
+std::map<unsigned, std::string> critical_gpu_alerts(const alerts::AlertBook& book) {
+  std::map<unsigned, std::string> out;
+  auto open = book.list(false);
+  if (!open) return out;
+  for (const auto& a : *open) {
+    if (a.state != alerts::kStateFiring || a.severity != severity_name(Severity::kCritical)) {
+      continue;
+    }
+    auto gpu = a.labels.find("gpu");
+    if (gpu == a.labels.end()) continue;
+    if (auto idx = parse_u64(gpu->second); idx && *idx <= 0xffffffffULL) {
+      out.emplace(static_cast<unsigned>(*idx), fmt::format("{}: {}", a.rule, a.description));
+    }
+  }
+  return out;
+}
+
 void track_incidents(AgentState& s, const nvml::GpuSnapshot& gpus, TimeNs now,
                      std::set<unsigned>& open) {
   for (const auto& g : gpus.gpus) {
@@ -184,6 +204,7 @@ void run_sampler(AgentState& s) {
           outgoing = to_notifications(*changes, s.options.hostname);
         }
       }
+      next.critical_alerts = critical_gpu_alerts(*s.alerts);
       if (mono() - last_flush >= c.store.flush_interval) {
         last_flush = mono();
         if (auto st = s.writer->flush(); !st) log::warn("store flush: {}", st.error().what());

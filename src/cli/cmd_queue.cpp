@@ -134,6 +134,9 @@ int run_submit(const SubmitFlags& f, Context& ctx) {
   auto answer =
       queue_call(ctx, "submit", f.state_dir, {{"op", "submit"}, {"job", queue::to_json(r)}}, rc);
   if (!answer) return rc;
+  if (answer->contains("warning")) {
+    ctx.err << "cardiac submit: warning: " << (*answer)["warning"].get<std::string>() << "\n";
+  }
   if (f.json) {
     ctx.out << (*answer)["job"].dump(2) << "\n";
   } else if (f.quiet) {

@@ -106,7 +106,13 @@ ClusterView build_cluster(const ClusterInput& in) {
       } else if (g.health == nvml::DeviceHealth::kNotSampled && !v.fenced.count(g.index)) {
         v.fenced[g.index] = "not sampled in the latest GPU sample";
       }
-      if (v.fenced.count(g.index)) gpu.health = sched::GpuHealth::kFenced;
+      if (v.fenced.count(g.index)) {
+        gpu.health = sched::GpuHealth::kFenced;
+      } else if (auto a = in.critical_alerts.find(g.index); a != in.critical_alerts.end()) {
+        // The placement takes degraded GPUs only when healthy ones do not fit.
+        gpu.health = sched::GpuHealth::kDegraded;
+        v.alerting[g.index] = a->second;
+      }
       if (in.count_outside && !allocated.count(g.index)) {
         std::uint64_t outside_mem = 0;
         std::string who;

@@ -28,6 +28,8 @@ struct MachineView {
   // Some sample since the agent started listed a GPU; until then, with NVML unusable, a GPU
   // job could only wait for ever.
   bool gpus_seen = false;
+  // GPU index → a critical alert firing on it now ("gpu_temperature_critical: ...").
+  std::map<unsigned, std::string> critical_alerts;
 };
 
 // Xids after which a GPU gets no new work until someone clears its fence: the ones NVIDIA's
@@ -49,6 +51,9 @@ struct ClusterInput {
   std::map<std::pair<std::string, int>, std::uint64_t> xid_counts;
   std::vector<Fence> fences;  // active ones
   std::vector<Job> running;
+  // GPUs with a critical alert firing (MachineView::critical_alerts): new work goes elsewhere
+  // while other GPUs are free; they are not fenced.
+  std::map<unsigned, std::string> critical_alerts;
   bool count_outside = true;
   // Whether a pid is (part of) a queue job. A pid that no longer exists must answer true (a
   // process that has gone holds no GPU).
@@ -62,6 +67,7 @@ struct ClusterView {
   std::map<unsigned, std::string> fenced;        // index → why (fence row or finding)
   std::map<unsigned, std::string> critical;      // index → critical finding right now
   std::map<unsigned, std::string> busy_outside;  // index → "pid 4242 (python)"
+  std::map<unsigned, std::string> alerting;      // index → critical alert firing (used last)
   std::map<unsigned, unsigned> utilization;      // index → %, when known
 };
 

@@ -201,12 +201,15 @@ Result<nlohmann::json> Queue::api_json() {
   }
   nlohmann::json outside = nlohmann::json::object();
   for (const auto& [gpu, who] : busy_outside_) outside[std::to_string(gpu)] = who;
+  nlohmann::json alerting = nlohmann::json::object();
+  for (const auto& [gpu, why] : alerting_) alerting[std::to_string(gpu)] = why;
   auto m = metrics_locked();
   return nlohmann::json{{"policy", options_.settings.policy},
                         {"counts", c},
                         {"jobs", (*list)["jobs"]},
                         {"fences", f},
                         {"busy_outside", outside},
+                        {"critical_alerts", alerting},
                         {"gpus_allocated", m.gpus_allocated},
                         {"gpus_allocated_idle", m.gpus_allocated_idle},
                         {"blocked", blocked_}};

@@ -91,7 +91,10 @@ class Queue {
   void monitor(std::vector<Job>& running);
   void finish(Job j, const ExitRecord& rec);
   void lost(Job j);
-  void requeue_or_end(Job& j, Attempt& a, const std::string& why, JobState final_state);
+  // `expedite`: the job was stopped because its GPU failed, not for anything it did: no
+  // backoff, so it keeps its place (Slurm's expedited requeue).
+  void requeue_or_end(Job& j, Attempt& a, const std::string& why, JobState final_state,
+                      bool expedite = false);
   void fence_and_stop(const ClusterView& v, const std::vector<Job>& running);
   void stop_job(Job& j, StopAction action, const std::string& reason);
   void schedule(const ClusterView& v, const MachineView& view);
@@ -125,6 +128,7 @@ class Queue {
   std::string blocked_;                   // why nothing can start at all ("" when it can)
   std::map<unsigned, std::string> busy_outside_;
   std::map<unsigned, std::string> fenced_;
+  std::map<unsigned, std::string> alerting_;  // GPUs with a critical alert firing (used last)
   std::map<unsigned, unsigned> utilization_;
   // Xid counts at the moment a fence was cleared: only Xids seen after that fence again.
   std::map<std::pair<std::string, int>, std::uint64_t> xid_acked_;

@@ -53,6 +53,7 @@ void Queue::tick() {
   ClusterView v = cluster_now(view, *running);
   fenced_ = v.fenced;
   busy_outside_ = v.busy_outside;
+  alerting_ = v.alerting;
   utilization_ = v.utilization;
   if (view.report && view.report->nvml.available) fence_and_stop(v, *running);
   schedule(v, view);
@@ -134,7 +135,7 @@ void Queue::finish(Job j, const ExitRecord& rec) {
     a.outcome = "cancelled";
     a.reason = j.reason;
   } else if (rec.stopped && j.stop_action == StopAction::kRequeue) {
-    requeue_or_end(j, a, j.reason, JobState::kFailed);
+    requeue_or_end(j, a, j.reason, JobState::kFailed, /*expedite=*/true);
   } else if (rec.stopped && natural != JobState::kTimeout) {
     requeue_or_end(j, a, "its runner was told to stop by someone else (system shutdown?)",
                    JobState::kFailed);
@@ -158,11 +159,14 @@ void Queue::finish(Job j, const ExitRecord& rec) {
             a.reason.empty() ? "" : " (" + a.reason + ")");
 }
 
-void Queue::requeue_or_end(Job& j, Attempt& a, const std::string& why, JobState final_state) {
+void Queue::requeue_or_end(Job& j, Attempt& a, const std::string& why, JobState final_state,
+                           bool expedite) {
   const unsigned limit = options_.settings.retry_limit;
   a.reason = why;
   if (j.restarts < limit) {
-    j.not_before_ns = clock_.now() + backoff_for(j.restarts);
+    // Its submit time and eligibility are kept, so it goes back ahead of later jobs; a backoff
+    // would let them take the GPUs first.
+    j.not_before_ns = expedite ? 0 : clock_.now() + backoff_for(j.restarts);
     ++j.restarts;
     j.state = JobState::kPending;
     j.reason = fmt::format("{}; requeued ({} of {})", why, j.restarts, limit);
@@ -202,7 +206,7 @@ void Queue::lost(Job j) {
                           ? j.reason
                           : "lost: its runner vanished without recording an end (killed, or the "
                             "machine restarted)";
-    requeue_or_end(j, a, why, JobState::kLost);
+    requeue_or_end(j, a, why, JobState::kLost, j.stop_action == StopAction::kRequeue);
     if (j.state == JobState::kLost) j.end_ns = now;
   }
   auto st = finish_attempt(*db_, a).and_then([&] { return update_job(*db_, j); });
@@ -225,6 +229,7 @@ ClusterView Queue::cluster_now(const MachineView& view, const std::vector<Job>& 
     if (count > seen) in.xid_counts[key] = count - seen;
   }
   if (auto f = list_fences(*db_, false)) in.fences = std::move(*f);
+  in.critical_alerts = view.critical_alerts;
   in.running = running;
   in.count_outside = options_.settings.count_outside_processes;
   in.hostname = options_.hostname;

@@ -89,7 +89,8 @@ Result<nlohmann::json> Queue::op_submit(const Principal& who, const nlohmann::js
   auto account = resolve_account(options_.settings, who.user, r->account);
   if (!account) return fail(account.error());
   j.account = std::move(*account);
-  // Impossible requests are refused here, not left pending forever.
+  // Impossible requests are refused here, not left pending forever; one too large for the
+  // GPUs not fenced now is queued with a warning (it starts once they are healthy again).
   MachineView view = view_ ? view_() : MachineView{};
   if (view.report && !view.report->nvml.available && !view.gpus_seen) {
     return fail(Error::unavailable(
@@ -97,6 +98,7 @@ Result<nlohmann::json> Queue::op_submit(const Principal& who, const nlohmann::js
                     "the job could never start",
                     view.report->nvml.error_kind, view.report->nvml.error)));
   }
+  std::string warning;
   if (view.report && view.report->nvml.available) {
     ClusterInput in;
     in.report = view.report.get();
@@ -106,6 +108,12 @@ Result<nlohmann::json> Queue::op_submit(const Principal& who, const nlohmann::js
     if (auto ok = sched::feasible(v.cluster, to_sched_job(j)); !ok) {
       return fail(Error::invalid("this job can never run here: " + ok.error().message));
     }
+    for (auto& g : v.cluster.nodes.front().gpus) {
+      if (fenced_.count(g.index)) g.health = sched::GpuHealth::kFenced;
+    }
+    if (auto ok = sched::fits_healthy(v.cluster, to_sched_job(j)); !ok) {
+      warning = ok.error().message + ": it waits until enough GPUs are healthy again";
+    }
   }
   j.submit_ns = clock_.now();
   auto tx = store::Transaction::begin(*db_);
@@ -114,7 +122,9 @@ Result<nlohmann::json> Queue::op_submit(const Principal& who, const nlohmann::js
   if (!id) return fail(id.error());
   CARDIAC_TRY(tx->commit());
   j.id = *id;
-  return nlohmann::json{{"id", j.id}, {"job", to_json(j)}};
+  nlohmann::json reply{{"id", j.id}, {"job", to_json(j)}};
+  if (!warning.empty()) reply["warning"] = warning;
+  return reply;
 }
 
 Result<nlohmann::json> Queue::op_list(const nlohmann::json& req) {
@@ -286,6 +296,9 @@ Result<nlohmann::json> Queue::op_why(const nlohmann::json& req) {
     for (const auto& [gpu, why] : fenced_) lines.push_back(fmt::format("GPU {}: {}", gpu, why));
     for (const auto& [gpu, who] : busy_outside_) {
       lines.push_back(fmt::format("GPU {} is busy outside the queue: {}", gpu, who));
+    }
+    for (const auto& [gpu, why] : alerting_) {
+      lines.push_back(fmt::format("GPU {} has a critical alert firing (used last): {}", gpu, why));
     }
   }
   auto attempts = attempts_of(*db_, j->id);

@@ -12,8 +12,9 @@
 namespace cardiac::sched {
 namespace detail {
 const Capacity::Counts& Capacity::counts(std::uint64_t memory,
-                                         const std::vector<std::string>& models) {
-  auto& cache = models.empty() ? any_model_ : by_models_[models];
+                                         const std::vector<std::string>& models, bool healthy) {
+  auto& cache = healthy ? (models.empty() ? healthy_any_ : healthy_by_models_[models])
+                        : (models.empty() ? any_model_ : by_models_[models]);
   auto it = cache.find(memory);
   if (it != cache.end()) return it->second;
   Counts c;
@@ -23,6 +24,7 @@ const Capacity::Counts& Capacity::counts(std::uint64_t memory,
     unsigned k = 0;
     for (const Gpu& g : n.gpus) {
       if (!of_model) break;
+      if (healthy && g.health == GpuHealth::kFenced) continue;
       k += g.memory_bytes >= memory ? 1 : 0;
       c.max_memory = std::max(c.max_memory, g.memory_bytes);
     }
@@ -90,11 +92,51 @@ std::string Capacity::impossible(const Job& job) {
              fmt::format("the {} largest{} nodes hold {}", k, such, c.prefix[k]));
 }
 
+std::string Capacity::unhealthy(const Job& job) {
+  if (job.gpus == 0) return {};
+  if (healthy0_ == nullptr) healthy0_ = &counts(0, {}, true);
+  const bool plain = job.models.empty() && job.gpu_memory == 0;
+  // The common request, answered without a lookup: it runs for every job that does not fit.
+  if (plain && job.nodes <= 1 && !healthy0_->per_node.empty() &&
+      job.gpus <= healthy0_->per_node.front()) {
+    return {};
+  }
+  const Counts& c = plain ? *healthy0_ : counts(job.gpu_memory, job.models, true);
+  const unsigned max_nodes = std::max(1u, job.nodes);
+  const unsigned largest = c.per_node.empty() ? 0 : c.per_node.front();
+  if (max_nodes == 1 && job.gpus <= largest) return {};
+  if (max_nodes > 1) {
+    const std::size_t k = std::min<std::size_t>({max_nodes, c.per_node.size(), job.gpus});
+    for (std::size_t n = 1; n <= k; ++n) {
+      const unsigned q = job.gpus / static_cast<unsigned>(n);
+      const unsigned r = job.gpus % static_cast<unsigned>(n);
+      if (c.per_node[n - 1] >= q && (r == 0 || c.per_node[r - 1] >= q + 1)) return {};
+    }
+  }
+  const std::string what =
+      fmt::format("{}{}{}{}", gpus_text(job.gpus), models_text(job.models),
+                  job.gpu_memory > 0 ? fmt::format(" with {}", format_bytes(job.gpu_memory)) : "",
+                  max_nodes > 1 ? fmt::format(" on at most {} nodes", max_nodes) : "");
+  if (cluster_.nodes.size() == 1) return fmt::format("needs {}, {} healthy", what, largest);
+  if (max_nodes == 1) {
+    return fmt::format("needs {}, the largest node has {} healthy", what, largest);
+  }
+  const std::size_t k = std::min<std::size_t>(max_nodes, c.per_node.size());
+  return fmt::format("needs {}, the {} largest nodes have {} healthy", what, k, c.prefix[k]);
+}
+
 }  // namespace detail
 
 Status feasible(const Cluster& cluster, const Job& job) {
   detail::Capacity cap(cluster);
   std::string why = cap.impossible(job);
+  if (why.empty()) return {};
+  return fail(Error::invalid(std::move(why), fmt::format("job {}", job.id)));
+}
+
+Status fits_healthy(const Cluster& cluster, const Job& job) {
+  detail::Capacity cap(cluster);
+  std::string why = cap.unhealthy(job);
   if (why.empty()) return {};
   return fail(Error::invalid(std::move(why), fmt::format("job {}", job.id)));
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the cluster could ever hold, ignoring health and what runs now; for feasible() and for
-// skipping impossible jobs in a pass without letting them block the queue.
+// skipping impossible jobs in a pass without letting them block the queue. Also what its
+// healthy (not fenced) GPUs could hold, for skipping jobs too large for them.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,14 @@ class Capacity {
 
   // "" when the job could run on an idle, healthy cluster; else what is impossible.
   std::string impossible(const Job& job);
+  // "" when the job could run on the GPUs that are not fenced, were nothing running; else
+  // "needs 8 GPUs, 7 healthy". Health changes between passes: call forget_health() first.
+  std::string unhealthy(const Job& job);
+  void forget_health() {
+    healthy0_ = nullptr;
+    healthy_any_.clear();
+    healthy_by_models_.clear();
+  }
 
  private:
   struct Counts {
@@ -26,13 +35,18 @@ class Capacity {
     std::uint64_t max_memory = 0;    // the largest GPU on the nodes counted
   };
   // Only nodes of `models` count (every node when it is empty).
-  const Counts& counts(std::uint64_t memory, const std::vector<std::string>& models);
+  const Counts& counts(std::uint64_t memory, const std::vector<std::string>& models,
+                       bool healthy = false);
 
   const Cluster& cluster_;
   // Per model list, per memory; node-based maps, so pointers into them stay valid.
   std::map<std::uint64_t, Counts> any_model_;
   std::map<std::vector<std::string>, std::map<std::uint64_t, Counts>> by_models_;
   const Counts* any_ = nullptr;  // any_model_[0]
+  // The same for the GPUs that are not fenced.
+  std::map<std::uint64_t, Counts> healthy_any_;
+  std::map<std::vector<std::string>, std::map<std::uint64_t, Counts>> healthy_by_models_;
+  const Counts* healthy0_ = nullptr;  // healthy_any_[0]
 };
 
 }  // namespace cardiac::sched::detail

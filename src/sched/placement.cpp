@@ -97,13 +97,31 @@ void ClusterState::choose_gpus(unsigned node, unsigned n, Phase p, const Need& n
     if (!s.is_free() || s.cap < need.memory) continue;
     (s.degraded ? degraded : ok).push_back(i);
   }
+  // Preferred GPUs first within each health class; grouping only among what is left.
+  auto take = [&](std::vector<unsigned> pool, unsigned k) {
+    if (!prefer_.empty()) {
+      std::vector<unsigned> first;
+      std::erase_if(pool, [&](unsigned g) {
+        if (prefer_[g] == 0) return false;
+        first.push_back(g);
+        return true;
+      });
+      if (first.size() >= k) {
+        take_grouped(gpus_, std::move(first), k, out);
+        return;
+      }
+      k -= static_cast<unsigned>(first.size());
+      out.insert(out.end(), first.begin(), first.end());
+    }
+    take_grouped(gpus_, std::move(pool), k, out);
+  };
   if (ok.size() >= n) {
-    take_grouped(gpus_, std::move(ok), n, out);
+    take(std::move(ok), n);
     return;
   }
   const auto rest = n - static_cast<unsigned>(ok.size());
   out.insert(out.end(), ok.begin(), ok.end());
-  take_grouped(gpus_, std::move(degraded), rest, out);
+  take(std::move(degraded), rest);
 }
 
 std::optional<unsigned> ClusterState::best_single(Phase p, const Need& need, bool spread) const {
@@ -326,6 +344,73 @@ std::optional<Alloc> ClusterState::find(const Need& need, bool spread) const {
   if (need.max_nodes > 1 && need.gpus > 1) return find_multi(need, spread);
   if (need.shared) return find_shared(need, spread);
   return find_single(need, spread);
+}
+
+Alloc ClusterState::prefer_busy(const Need& need, const Alloc& found,
+                                const std::vector<const Alloc*>& released) {
+  if (found.gpus.empty() || released.empty()) return found;
+  std::vector<unsigned> busy;  // GPUs free at the reservation only because `released` ended
+  for (const Alloc* r : released) {
+    for (unsigned g : r->gpus) {
+      if (gpus_[g].is_free()) busy.push_back(g);
+    }
+  }
+  if (busy.empty()) return found;
+  prefer(busy, true);
+  Alloc a{.gpus = {}, .shared = found.shared, .memory = found.memory};
+  if (need.shared || need.max_nodes > 1) {
+    // The placement's nodes, busy GPUs first on each.
+    std::vector<std::pair<unsigned, unsigned>> per_node;  // (node, GPUs)
+    for (unsigned g : found.gpus) {
+      const unsigned n = node_of_[g];
+      auto it = std::find_if(per_node.begin(), per_node.end(),
+                             [&](const auto& p) { return p.first == n; });
+      if (it == per_node.end()) {
+        per_node.emplace_back(n, 1);
+      } else {
+        ++it->second;
+      }
+    }
+    for (const auto& [n, k] : per_node) choose_gpus(n, k, Phase::kAll, need, a.gpus);
+  } else {
+    // The node whose reservation takes the fewest GPUs idle now; then find's own choice, then
+    // the fuller node. Nodes without a busy GPU cannot do better than find's.
+    const unsigned chosen = node_of_[found.gpus.front()];
+    std::vector<unsigned> nodes{chosen};
+    for (unsigned g : busy) nodes.push_back(node_of_[g]);
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    unsigned best = NodeSet::kNone;
+    unsigned best_idle = 0;
+    unsigned best_free = 0;
+    for (unsigned n : nodes) {
+      if (!allowed(need, n)) continue;
+      const NodeSlot& ns = nodes_[n];
+      unsigned free = 0;
+      unsigned pref = 0;
+      for (unsigned i = ns.begin; i < ns.begin + ns.count; ++i) {
+        const GpuSlot& s = gpus_[i];
+        if (!s.is_free() || s.cap < need.memory) continue;
+        ++free;
+        pref += prefer_[i];
+      }
+      if (free < need.gpus) continue;
+      const unsigned idle = need.gpus - std::min(need.gpus, pref);
+      const bool take = best == NodeSet::kNone || idle < best_idle ||
+                        (idle == best_idle && best != chosen &&
+                         (n == chosen || better(free, n, best_free, best, false)));
+      if (take) {
+        best = n;
+        best_idle = idle;
+        best_free = free;
+      }
+    }
+    if (best == NodeSet::kNone) best = chosen;
+    choose_gpus(best, need.gpus, Phase::kAll, need, a.gpus);
+  }
+  prefer(busy, false);
+  if (a.gpus.size() != found.gpus.size()) return found;
+  return a;
 }
 
 bool ClusterState::fits(const Need& need) const {

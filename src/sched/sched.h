@@ -182,6 +182,9 @@ struct ScheduleResult {
   std::optional<std::pair<JobId, TimeNs>> reservation{};
   // Backfill: the GPUs the head job is planned to start on at the reservation time.
   std::vector<NodeGpus> reserved{};
+  // Strict order: the job that could not start, which no later job passed (none: every job
+  // that did not start was skipped, so a new job may start ahead of them).
+  std::optional<JobId> blocker{};
 };
 
 // One scheduling pass: which pending jobs start now and where. `pending` excludes running jobs;
@@ -189,10 +192,12 @@ struct ScheduleResult {
 // fenced GPU or over a GPU's memory; exclusive jobs never share a GPU.
 // Every policy but backfill keeps strict order, like Slurm's main loop: once a job cannot start,
 // no later job starts in this pass. Held jobs, jobs waiting on a dependency and jobs that can
-// never fit (feasible() fails) are skipped with their reason instead of blocking. Backfill is
-// EASY on `base`: the first job that cannot start gets a reservation from running jobs' time
-// limits; a later job starts now only if it ends (by its time limit) by then or uses none of
-// the reserved GPUs; when no reservation can be planned, backfill keeps strict order.
+// never fit (feasible() fails) or that are too large for the GPUs not fenced ("needs 8 GPUs,
+// 7 healthy") are skipped with their reason instead of blocking. Backfill is
+// EASY on `base`: the first job that cannot start (the head) gets a reservation from running
+// jobs' time limits, on the GPUs busy now first; a later job starts now only if it fits now and
+// either ends (by its time limit) by then or uses none of the reserved GPUs, i.e. no more than
+// the GPUs extra at that time; when no reservation can be planned, backfill keeps strict order.
 // Deterministic for equal inputs, whatever the order of `pending`.
 ScheduleResult schedule(const Cluster& cluster, const std::vector<Job>& pending, const Usage& usage,
                         const PolicyConfig& policy, TimeNs now,
@@ -217,6 +222,11 @@ std::vector<ShareRow> shares(const Usage& usage, const PolicyConfig& policy,
 // accepts), ignoring what runs now and health; an error says what is impossible ("9 GPUs
 // requested, the largest node has 8", "no node of model V100M32").
 Status feasible(const Cluster& cluster, const Job& job);
+
+// Whether the job could run on the GPUs that are not fenced, were nothing running; an error
+// says what is short ("needs 8 GPUs, 7 healthy"). A job failing it waits without holding
+// back the queue (schedule() skips it) until a fence is cleared.
+Status fits_healthy(const Cluster& cluster, const Job& job);
 
 // The earliest time the job could start if nothing else started: now when it fits now, else
 // when enough running jobs reach their time limits (start + time_limit). nullopt when that is

@@ -24,6 +24,7 @@ enum class Wait : std::uint8_t {
   kDeps,        // a dependency has not succeeded yet
   kDepsNever,   // a dependency is gone without succeeding
   kImpossible,  // feasible() fails
+  kUnhealthy,   // too large for the GPUs that are not fenced
   kBehind,      // strict order: an earlier job could not start
   kShortfall,   // does not fit now
   kHead,        // backfill: the first job that cannot start; its GPUs are reserved
@@ -43,7 +44,9 @@ struct Plan {
 };
 
 // The head job's reservation: release running jobs in order of their expected end (start +
-// time limit) until the job fits; that time and those GPUs are the reservation. The releases
+// time limit) until the job fits; that time (the shadow time) and those GPUs are the
+// reservation, chosen among the GPUs free then to take as few as possible of those idle now:
+// an idle GPU outside the reservation may take a job that runs past it. The releases
 // are made on `state` itself and undone before returning (apply is release's exact inverse):
 // a copy of the whole cluster for every plan was most of a backfill pass at 100,000 GPUs.
 std::optional<Plan> plan_start(ClusterState& state, std::vector<Ending> ends, const Need& need,
@@ -58,7 +61,12 @@ std::optional<Plan> plan_start(ClusterState& state, std::vector<Ending> ends, co
     for (; released < ends.size() && ends[released].end == t; ++released) {
       state.release(*ends[released].alloc);
     }
-    if (auto a = state.find(need, spread)) plan = Plan{.start = std::max(t, now), .alloc = *a};
+    if (auto a = state.find(need, spread)) {
+      std::vector<const Alloc*> ended;
+      ended.reserve(released);
+      for (std::size_t k = 0; k < released; ++k) ended.push_back(ends[k].alloc);
+      plan = Plan{.start = std::max(t, now), .alloc = state.prefer_busy(need, *a, ended)};
+    }
   }
   for (std::size_t k = released; k-- > 0;) state.apply(*ends[k].alloc);
   return plan;
@@ -144,6 +152,10 @@ void fill_reasons(const Cluster& cluster, const ClusterState& state,
         return fmt::format("dependency never satisfied: job {} did not succeed", w.deps[0]);
       case Wait::kImpossible:
         return "cannot run on this cluster: " + w.impossible;
+      case Wait::kUnhealthy:
+        return w.impossible +
+               "; it waits for fenced GPUs to be cleared and does not hold back the jobs "
+               "behind it";
       case Wait::kBehind:
         return behind;
       case Wait::kShortfall:
@@ -253,6 +265,15 @@ ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& c
     }
     if (head && done_in_time) state.mask(hidden);
     if (a) continue;
+    if (!head) {
+      // Too large for the healthy GPUs: it would block every job behind it until a fence is
+      // cleared, so it is skipped like an impossible job while that lasts.
+      if (std::string no = capacity.unhealthy(job); !no.empty()) {
+        w.wait = Wait::kUnhealthy;
+        w.impossible = std::move(no);
+        continue;
+      }
+    }
     if (head) {
       bool fits = false;
       if (policy.explain) {
@@ -265,6 +286,7 @@ ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& c
     }
     if (!backfill) {
       blocker = idx;
+      res.blocker = job.id;
       w.wait = Wait::kShortfall;
       continue;
     }
@@ -277,6 +299,7 @@ ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& c
     if (!plan) {
       // Nothing may pass a job whose start cannot be planned: it would wait forever.
       blocker = idx;
+      res.blocker = job.id;
       w.wait = Wait::kNoPlan;
       continue;
     }
@@ -288,8 +311,12 @@ ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& c
       if (state.gpus()[g].usable && state.gpus()[g].exclusive == 0) hidden.push_back(g);
     }
     state.mask(hidden);
+    // A job done by the reservation goes onto these first: the GPUs outside the reservation
+    // are the only ones a job running past it may take.
+    state.prefer(hidden, true);
   }
   state.unmask(hidden);
+  state.prefer(hidden, false);
 
   if (policy.explain) {
     fill_reasons(cluster, state, pending,

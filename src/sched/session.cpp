@@ -76,6 +76,7 @@ void Session::set_health(unsigned node, unsigned gpu, GpuHealth health) {
   const unsigned flat = m.state.nodes()[node].begin + gpu;
   m.state.set_usable(flat, health != GpuHealth::kFenced && !g.busy_outside,
                      health == GpuHealth::kDegraded);
+  m.capacity.forget_health();
 }
 
 const Cluster& Session::cluster() const {

@@ -248,6 +248,12 @@ void ClusterState::mask(const std::vector<unsigned>& gpus) {
   }
 }
 
+void ClusterState::prefer(const std::vector<unsigned>& gpus, bool on) {
+  if (gpus.empty()) return;
+  if (prefer_.empty()) prefer_.assign(gpus_.size(), 0);
+  for (unsigned g : gpus) prefer_[g] = on ? 1 : 0;
+}
+
 std::vector<NodeGpus> ClusterState::to_placement(const Alloc& a) const {
   std::vector<unsigned> flat = a.gpus;
   std::sort(flat.begin(), flat.end());

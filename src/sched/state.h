@@ -72,6 +72,13 @@ class ClusterState {
   // Where the job would go now, or nullopt. Never over a GPU's memory, never on an unusable GPU,
   // exclusive jobs only on GPUs nothing uses.
   [[nodiscard]] std::optional<Alloc> find(const Need& need, bool spread) const;
+  // A reservation at a future time, with `released` (the running jobs that end by then)
+  // already released: `found` (find's answer) redone to overlap the GPUs idle now as little as
+  // possible, so that jobs which cannot delay the reserved job may still use them. GPUs of
+  // `released` come first; a single-node job may move to the node where that leaves the
+  // fewest idle GPUs in the reservation.
+  [[nodiscard]] Alloc prefer_busy(const Need& need, const Alloc& found,
+                                  const std::vector<const Alloc*>& released);
   // find(need).has_value(), without choosing GPUs.
   [[nodiscard]] bool fits(const Need& need) const;
   void apply(const Alloc& a);
@@ -90,6 +97,11 @@ class ClusterState {
   // only GPUs that were usable before mask.
   void mask(const std::vector<unsigned>& gpus);
   void unmask(const std::vector<unsigned>& gpus);
+  // GPUs the placement takes first on the node it chose (before NVLink and NUMA grouping),
+  // for exclusive jobs: backfill plans the head's reservation on GPUs busy now, and puts jobs
+  // that end by the reservation on the reserved GPUs that are idle now, so that what stays
+  // free is free beyond the reservation too. prefer(gpus, false) clears them again.
+  void prefer(const std::vector<unsigned>& gpus, bool on);
 
   [[nodiscard]] std::vector<NodeGpus> to_placement(const Alloc& a) const;
   // Running jobs' allocations, index-aligned with Cluster::running.
@@ -127,7 +139,8 @@ class ClusterState {
 
   std::vector<GpuSlot> gpus_;
   std::vector<NodeSlot> nodes_;
-  std::vector<unsigned> node_of_;  // per GPU
+  std::vector<unsigned> node_of_;      // per GPU
+  std::vector<unsigned char> prefer_;  // per GPU once prefer() was used, else empty
   std::vector<Alloc> running_;
   unsigned max_c_ = 0;                    // most GPUs on one node
   std::vector<std::uint64_t> class_cap_;  // descending

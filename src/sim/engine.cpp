@@ -74,9 +74,10 @@ class Engine {
   sched::Usage usage_;
   bool use_usage_ = false;
   bool dirty_ = false;
-  bool blocked_ = false;  // the last pass left a job that could not start
+  // The last pass stopped at a job in strict order (ScheduleResult::blocker).
+  bool blocked_ = false;
   bool only_arrivals_ = true;
-  unsigned head_gpus_ = 0;  // GPUs of the first job the last pass could not start
+  unsigned head_gpus_ = 0;  // GPUs of that job
   std::size_t running_ = 0;
   std::map<unsigned, double> tau_cache_;
   std::map<std::string, bool> feasible_;  // by the job's shape
@@ -214,6 +215,10 @@ void Engine::take_down(unsigned g, TimeNs until, bool maintenance) {
     gs.down = true;
     ++gpus_.down;
     session_.set_health(gpus_.node_of[g], gpus_.pos_of[g], sched::GpuHealth::kFenced);
+    // The job strict order stopped at may now be too large for the GPUs up, and skipped.
+    dirty_ = true;
+    only_arrivals_ = false;
+    head_gpus_ = 0;
   }
 }
 
@@ -268,7 +273,9 @@ void Engine::pass(TimeNs now) {
     shared = shared || j.shared;
   }
   if (!shared && gpus_.idle < smallest) {
-    blocked_ = true;
+    // With every GPU up the first job in order blocks the rest; with some down it may be
+    // skipped as too large for the GPUs up, so arrivals must still get a pass.
+    if (gpus_.down == 0) blocked_ = true;
     return;
   }
   only_arrivals_ = true;
@@ -287,20 +294,16 @@ void Engine::pass(TimeNs now) {
     }
   }
   const sched::ScheduleResult r = session_.pass(pending_, usage_, policy, now);
-  blocked_ = r.starts.size() < pending_.size();
+  // Only a job strict order stopped at blocks; one skipped (too large for the GPUs that are
+  // up) lets later arrivals pass.
+  blocked_ = r.blocker.has_value();
   started_now_.clear();
   for (const sched::Start& s : r.starts) {
     started_now_.insert(s.job);
     start(s, now);
   }
   std::erase_if(pending_, [&](const sched::Job& j) { return started_now_.contains(j.id); });
-  head_gpus_ = 0;
-  for (sched::JobId id : r.order) {
-    if (!started_now_.contains(id)) {
-      head_gpus_ = trace_[static_cast<std::size_t>(id)].gpus;
-      break;
-    }
-  }
+  head_gpus_ = r.blocker ? trace_[static_cast<std::size_t>(*r.blocker)].gpus : 0;
 }
 
 void Engine::sample(TimeNs now) {

@@ -486,6 +486,44 @@ TEST_F(QueueE2E, FollowingAFailedJobsLogsExitsOne) {
   EXPECT_EQ(header.find(" GPUS "), std::string::npos) << header;
 }
 
+// GPU 0 reaches its slowdown temperature: the default critical rule fires on it. It is not
+// fenced, but a 1-GPU job goes elsewhere; a 7-GPU job, which needs it, still gets it.
+TEST_F(QueueE2E, NewWorkAvoidsAGpuWithACriticalAlertFiring) {
+  scenario_["devices"][0]["temperature"] = 90;
+  agent_->write_scenario(scenario_.dump());
+  ASSERT_TRUE(eventually([&] {
+    auto api = nlohmann::json::parse(agent_->get("/api/v1/queue").second);
+    return api["critical_alerts"].contains("0");
+  })) << agent_->get("/api/v1/queue").second;
+  auto one = submit(a_.get(), 1);
+  ASSERT_TRUE(reaches(one, "running"));
+  ASSERT_TRUE(eventually([&] { return !log_lines(one).empty(); }));
+  EXPECT_FALSE(uuids_of(one).count(uuid_of_gpu(0)));
+  auto seven = submit(b_.get(), 7);
+  ASSERT_TRUE(reaches(seven, "running"));
+  ASSERT_TRUE(eventually([&] { return !log_lines(seven).empty(); }));
+  EXPECT_TRUE(uuids_of(seven).count(uuid_of_gpu(0)));
+}
+
+// GPU 3 fenced: an 8-GPU job is told at submit and in `why` that only 7 GPUs are healthy, and
+// the FCFS queue behind it keeps running.
+TEST_F(QueueE2E, AJobLargerThanTheHealthyGpusIsToldAndDoesNotBlock) {
+  auto fence = as(nullptr, {"fence", "add", "3", "--reason", "bad fan"});
+  ASSERT_EQ(fence.exit_code, 0) << fence.err;
+  // The queue's own view has it (submit checks against that view).
+  ASSERT_TRUE(eventually([&] { return metric("cardiac_queue_gpus_fenced") == 1.0; }));
+  auto big = as(a_.get(), {"submit", "-q", "--gpus", "8", "--", script_, work_});
+  ASSERT_EQ(big.exit_code, 0) << big.err;
+  EXPECT_NE(big.err.find("warning: needs 8 GPUs, 7 healthy"), std::string::npos) << big.err;
+  const std::int64_t id = std::stoll(big.out);
+  auto two = submit(b_.get(), 2);
+  ASSERT_TRUE(reaches(two, "running"));
+  EXPECT_EQ(state(id), "pending");
+  auto why = as(a_.get(), {"why", std::to_string(id)});
+  EXPECT_NE(why.out.find("needs 8 GPUs, 7 healthy"), std::string::npos) << why.out;
+  EXPECT_EQ(as(a_.get(), {"cancel", std::to_string(id)}).exit_code, 0);
+}
+
 class QueuePriorityE2E : public QueueE2E {
   std::string queue_keys() override { return "policy = \"priority\"\n"; }
 };

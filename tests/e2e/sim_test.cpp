@@ -53,6 +53,23 @@ TEST(SimE2E, OpenbTraceUnderSeveralPoliciesWithEveryOutput) {
   std::filesystem::remove_all(dir);
 }
 
+// The trace: on one 8-GPU machine with backfill on every pass, job 4 (2 GPUs, 1000 s)
+// needs no more than the 2 GPUs extra when job 3's reservation begins (100), so it starts at
+// 20 instead of behind the reservation.
+TEST(SimE2E, EasyBackfillStartsAJobThatCannotDelayTheHead) {
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/t.csv") << "job_id,submit_time,gpus,duration\n0,0,2,10\n1,0,2,200\n"
+                                   "2,0,4,100\n3,20,4,50\n4,20,2,1000\n";
+  auto r =
+      run_cardiac({"sim", "--trace", dir + "/t.csv", "--cluster", "1x8", "--policy", "backfill",
+                   "--backfill-interval", "0", "--quiet", "--jobs-out", dir + "/jobs.csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string jobs = slurp(dir + "/jobs.csv");
+  EXPECT_NE(jobs.find("\n3,20.000,100.000,"), std::string::npos) << jobs;
+  EXPECT_NE(jobs.find("\n4,20.000,20.000,"), std::string::npos) << jobs;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(SimE2E, SameSeedSameTableWithFailures) {
   std::vector<std::string> args = {
       "sim",  "--synth",    "philly",          "--jobs",       "3000", "--cluster",

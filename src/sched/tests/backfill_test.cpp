@@ -8,6 +8,7 @@
 
 #include "sched/sched.h"
 #include "sched/tests/builders.h"
+#include "sched/tests/easy_reference.h"
 
 namespace cardiac::sched {
 namespace {
@@ -76,6 +77,98 @@ TEST(Backfill, AHeadWithoutAPlanBlocksLikeStrictOrder) {
   EXPECT_EQ(r.reasons.at(1),
             "needs 4 free GPUs, 2 free; no start can be planned: it does not fit even after "
             "every running job reaches its time limit");
+}
+
+// The trace at t=20 on one 8-GPU machine: GPUs 0-1 idle (job 0 ended), job 1 on 2-3
+// until 200, job 2 on 4-7 until 100. Job 3 (4 GPUs) is the head, reserved at 100 on 4-7, the
+// GPUs busy now; job 4 (2 GPUs, 1000 s) runs past 100 but takes only the 2 GPUs extra then.
+TEST(Backfill, TheReservationTakesGpusBusyNowSoIdleOnesStayUsable) {
+  constexpr DurationNs kSec = kNsPerSec;
+  Cluster c = make_cluster(1, 8);
+  c.running = {make_running(1, 0, {2, 3}, 200 * kSec, kNow - 20 * kSec),
+               make_running(2, 0, {4, 5, 6, 7}, 100 * kSec, kNow - 20 * kSec)};
+  Job head = make_job(3, 4);
+  head.time_limit = 50 * kSec;
+  Job tail = make_job(4, 2);
+  tail.time_limit = 1000 * kSec;
+  const auto r = schedule(c, {head, tail}, Usage{}, policy_of("backfill"), kNow);
+  ASSERT_TRUE(r.reservation);
+  EXPECT_EQ(r.reservation->second, kNow + 80 * kSec);
+  ASSERT_EQ(r.reserved.size(), 1u);
+  EXPECT_EQ(r.reserved[0].gpus, (std::vector<unsigned>{4, 5, 6, 7}));
+  ASSERT_EQ(r.starts.size(), 1u);
+  EXPECT_EQ(r.starts[0].job, 4);
+  EXPECT_EQ(r.starts[0].placement[0].gpus, (std::vector<unsigned>{0, 1}));
+}
+
+// Of the GPUs free at the shadow time the busy ones come first, idle ones only for the rest;
+// a job that ends in time then goes onto those reserved idle GPUs (not where NVLink best fit
+// would put it), leaving the others to a job that runs past the reservation.
+TEST(Backfill, ShortJobsUseTheReservedIdleGpusFirst) {
+  constexpr DurationNs kSec = kNsPerSec;
+  Cluster c = make_cluster(1, 8);
+  for (unsigned i = 0; i < 8; ++i) c.nodes[0].gpus[i].nvlink_domain = i == 0 ? 0 : i >= 6 ? 1 : 2;
+  c.running = {make_running(1, 0, {1, 2, 3, 4, 5}, 100 * kSec, kNow - kSec)};
+  Job head = make_job(2, 7);  // at +99 s: the 5 busy GPUs and 2 idle ones
+  head.time_limit = 10 * kSec;
+  Job quick = make_job(3, 1);
+  quick.time_limit = 50 * kSec;
+  Job slow = make_job(4, 1);  // 1 extra GPU at the shadow time
+  slow.time_limit = 500 * kSec;
+  const auto r = schedule(c, {head, quick, slow}, Usage{}, policy_of("backfill"), kNow);
+  ASSERT_TRUE(r.reservation);
+  ASSERT_EQ(r.reserved.size(), 1u);
+  EXPECT_EQ(r.reserved[0].gpus, (std::vector<unsigned>{1, 2, 3, 4, 5, 6, 7}));
+  ASSERT_EQ(r.starts.size(), 2u);
+  EXPECT_EQ(r.starts[0].job, 3);
+  EXPECT_EQ(r.starts[0].placement[0].gpus, (std::vector<unsigned>{6}));
+  EXPECT_EQ(r.starts[1].job, 4);
+  EXPECT_EQ(r.starts[1].placement[0].gpus, (std::vector<unsigned>{0}));
+}
+
+// One machine, random running jobs and queues: the starts are exactly those of the counting
+// EASY reference, so the choice of GPUs never refuses a job that cannot delay the head.
+TEST(BackfillProperty, OneMachineStartsWhatCountingEasyStarts) {
+  int backfilled = 0;
+  for (unsigned seed = 1; seed <= 2000; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const unsigned total = 8;
+    Cluster c = make_cluster(1, total);
+    std::vector<unsigned> gpus(total);
+    for (unsigned i = 0; i < total; ++i) gpus[i] = i;
+    std::shuffle(gpus.begin(), gpus.end(), rng);
+    std::vector<EasyRunning> ref_running;
+    unsigned used = 0;
+    for (JobId id = 100; used < total && pick(0, 4) > 0; ++id) {
+      const auto g = static_cast<unsigned>(pick(1, static_cast<int>(total - used)));
+      std::vector<unsigned> on(gpus.begin() + used, gpus.begin() + used + g);
+      used += g;
+      const DurationNs limit = pick(1, 20) * kMin;
+      const TimeNs start = kNow - pick(0, 25) * kMin;  // some overdue: they count as ending now
+      c.running.push_back(make_running(id, 0, on, limit, start));
+      ref_running.push_back({g, start + limit});
+    }
+    std::vector<Job> jobs;
+    std::vector<EasyJob> queue;
+    const int n = pick(1, 10);
+    for (JobId id = 1; id <= n; ++id) {
+      Job j = make_job(id, static_cast<unsigned>(pick(1, total)));
+      j.time_limit = pick(1, 30) * kMin;
+      jobs.push_back(j);
+      queue.push_back({id, j.gpus, j.time_limit});
+    }
+    std::shuffle(jobs.begin(), jobs.end(), rng);  // the pass orders them itself
+    const auto r = schedule(c, jobs, Usage{}, policy_of("backfill"), kNow);
+    std::vector<std::int64_t> got;
+    for (const Start& s : r.starts) got.push_back(s.job);
+    const std::vector<std::int64_t> want = easy_pass(total, ref_running, queue, kNow);
+    ASSERT_EQ(got, want) << "seed " << seed;
+    if (r.reservation) {
+      for (std::int64_t id : got) backfilled += id > r.reservation->first ? 1 : 0;
+    }
+  }
+  EXPECT_GT(backfilled, 200);
 }
 
 // ---- property test -----------------------------------------------------------------------

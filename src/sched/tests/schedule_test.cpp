@@ -83,6 +83,40 @@ TEST(Strict, ImpossibleJobsAreSkippedWithTheReason) {
             "cannot run on this cluster: 9 GPUs requested, the largest node has 8");
 }
 
+// A job larger than the GPUs that are not fenced would hold the queue until a fence is
+// cleared: it is skipped with what is short, under strict order and backfill alike.
+TEST(Strict, AJobLargerThanTheHealthyGpusDoesNotBlock) {
+  Cluster c = make_cluster(1, 8);
+  c.nodes[0].gpus[3].health = GpuHealth::kFenced;
+  for (const char* p : {"fcfs", "priority", "backfill"}) {
+    const auto r = schedule(c, {make_job(1, 8), make_job(2, 2)}, Usage{}, policy_of(p), kNow);
+    ASSERT_EQ(r.starts.size(), 1u) << p;
+    EXPECT_EQ(r.starts[0].job, 2) << p;
+    EXPECT_FALSE(r.blocker) << p;
+    EXPECT_EQ(r.reasons.at(1),
+              "needs 8 GPUs, 7 healthy; it waits for fenced GPUs to be cleared and does not "
+              "hold back the jobs behind it")
+        << p;
+  }
+  EXPECT_EQ(fits_healthy(c, make_job(1, 8)).error().message, "needs 8 GPUs, 7 healthy");
+  EXPECT_TRUE(fits_healthy(c, make_job(1, 7)));
+  // Busy GPUs still count as healthy: a job that fits once they free up keeps strict order.
+  c.running = {make_running(100, 0, {0, 1, 2})};
+  const auto r = schedule(c, {make_job(1, 7), make_job(2, 2)}, Usage{}, policy_of("fcfs"), kNow);
+  EXPECT_TRUE(r.starts.empty());
+  EXPECT_EQ(r.blocker, JobId{1});
+
+  Cluster two = make_cluster(2, 4);
+  two.nodes[0].gpus[0].health = GpuHealth::kFenced;
+  two.nodes[1].gpus[2].health = GpuHealth::kFenced;
+  EXPECT_EQ(fits_healthy(two, make_job(1, 4)).error().message,
+            "needs 4 GPUs, the largest node has 3 healthy");
+  Job wide = make_job(2, 8);
+  wide.nodes = 2;
+  EXPECT_EQ(fits_healthy(two, wide).error().message,
+            "needs 8 GPUs on at most 2 nodes, the 2 largest nodes have 6 healthy");
+}
+
 TEST(Strict, ZeroGpuJobsStartWithNoPlacement) {
   Cluster c = make_cluster(1, 1);
   c.running = {make_running(100, 0, {0})};

@@ -10,7 +10,9 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <random>
 
+#include "sched/tests/easy_reference.h"
 #include "sim/engine_detail.h"
 
 namespace cardiac::sim {
@@ -88,6 +90,46 @@ TEST(SimExact, BackfillIntervalDelaysBackfillLikeSlurm) {
   auto r = simulate(config("2x4", "backfill"), kSmall);
   ASSERT_TRUE(r) << r.error().what();
   EXPECT_EQ(starts(*r), (std::vector<double>{0, 100, 30, 60, 155}));
+}
+
+// The trace on one 8-GPU machine: at 20 job 3 (4 GPUs) waits for job 2's GPUs (free
+// at 100); job 4 (2 GPUs, 1000 s) uses the 2 idle GPUs, which are extra at 100, so it starts
+// at 20 instead of behind the reservation.
+TEST(SimExact, BackfillLetsAJobThatCannotDelayTheHeadStartNow) {
+  SimConfig c = config("1x8", "backfill");
+  c.backfill_interval = 0;
+  const std::vector<TraceJob> jobs = {job(0, 0, 2, 10), job(1, 0, 2, 200), job(2, 0, 4, 100),
+                                      job(3, 20, 4, 50), job(4, 20, 2, 1000)};
+  auto r = simulate(c, jobs);
+  ASSERT_TRUE(r) << r.error().what();
+  EXPECT_EQ(starts(*r), (std::vector<double>{0, 0, 0, 100, 20}));
+}
+
+// Random one-machine traces: every start time is the counting EASY reference's.
+TEST(SimProperty, BackfillOnOneMachineMatchesCountingEasy) {
+  for (unsigned seed = 1; seed <= 300; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    std::vector<TraceJob> jobs;
+    std::vector<sched::testing::EasyTraceJob> ref;
+    TimeNs at = 0;
+    const int n = pick(5, 40);
+    for (int i = 0; i < n; ++i) {
+      at += pick(0, 3) == 0 ? 0 : pick(1, 30);  // seconds; some arrive together
+      const auto gpus = static_cast<unsigned>(pick(1, 8));
+      const int duration = pick(1, 4) == 1 ? pick(100, 1000) : pick(1, 100);
+      jobs.push_back(job(i, static_cast<double>(at), gpus, duration));
+      ref.push_back({at * kSec, gpus, duration * kSec});
+    }
+    SimConfig c = config("1x8", "backfill");
+    c.backfill_interval = 0;
+    auto r = simulate(c, jobs);
+    ASSERT_TRUE(r) << r.error().what();
+    const std::vector<TimeNs> want = sched::testing::easy_simulate(8, ref);
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      ASSERT_EQ(r->jobs[i].start, want[i]) << "seed " << seed << ", job " << i;
+    }
+  }
 }
 
 TEST(SimExact, TimeLimitEndsAJobAsTimedOut) {
