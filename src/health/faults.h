@@ -104,6 +104,10 @@ using XidCounts = std::map<std::pair<std::string, int>, std::uint64_t>;
 // Kernel-log fault counts by (PCI bus id as logged, class), kNone never stored.
 using FaultCounts = std::map<std::pair<std::string, FaultClass>, std::uint64_t>;
 
+// Memory-repair limits (DCGM's health watches), read by status and the doctor alike.
+inline constexpr unsigned kMaxRetiredPages = 63;           // DCGM_LIMIT_MAX_RETIRED_PAGES: fail
+inline constexpr unsigned kUncorrectableRemapsWarn = 512;  // DCGM_LIMIT_MAX_ROW_REMAP_UNCORRECTABLE
+
 // Why this GPU must not get new work (nullopt: nothing critical): NVML says lost, reset
 // required, erroring or unresponsive; a volatile double-bit ECC error (any: one is enough);
 // a row-remap failure; or a fencing Xid counted on its PCI bus.

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/format.h"
+#include "health/faults.h"
 #include "health/verdict.h"
 #include "nvml/clock_events.h"
 #include "nvml/types.h"
@@ -11,10 +12,7 @@
 namespace cardiac::health {
 namespace {
 
-constexpr unsigned kMaxRetiredPages = 63;           // DCGM_LIMIT_MAX_RETIRED_PAGES
-constexpr unsigned kUncorrectableRemapsWarn = 512;  // DCGM: uncorrectable remaps >= 512 warn //
-                                                    // warn this close to the slowdown threshold
-constexpr unsigned kPcieLoadUtilization = 50;       // judge the link only under load
+constexpr unsigned kPcieLoadUtilization = 50;  // judge the link only under load
 constexpr std::uint64_t kThermalOrBrakeBits =
     nvml::kReasonHwSlowdown | nvml::kReasonHwThermalSlowdown | nvml::kReasonHwPowerBrakeSlowdown |
     nvml::kReasonSwThermalSlowdown;
