@@ -99,6 +99,11 @@ Status start_queue(AgentState& s) {
   }
   q.settings = c.queue;
   q.hostname = s.options.hostname;
+  // Fences become alerts on the sampler thread, which owns the alert book.
+  q.on_fence = [&s](const queue::FenceNotice& n) {
+    std::lock_guard lock(s.kmsg_mu);
+    s.fence_queue.push_back(n);
+  };
   s.queue = std::make_unique<queue::Queue>(q, s.clock, [&s] { return machine_view(s); });
   return s.queue->start();
 }

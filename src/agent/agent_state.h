@@ -16,6 +16,7 @@
 
 #include "agent/agent.h"
 #include "alerts/alert_book.h"
+#include "health/faults.h"
 #include "health/report.h"
 #include "host/host.h"
 #include "kmsg/event.h"
@@ -40,6 +41,7 @@ struct Snapshot {
   std::map<std::string, int> last_xid;
   // GPU index → a critical alert firing on it, for the queue's placement.
   std::map<unsigned, std::string> critical_alerts;
+  health::FaultCounts fault_counts;  // kernel-log faults by (bus, class), for rules and /metrics
   std::uint64_t samples = 0;
   std::uint64_t missed_samples = 0;
   std::uint64_t worker_restarts = 0;
@@ -81,6 +83,7 @@ struct AgentState {
   std::mutex kmsg_mu;
   std::vector<kmsg::KernelEvent> kmsg_queue;
   std::vector<telemetry::GpuEvent> nvml_queue;  // from the NVML event worker
+  std::vector<queue::FenceNotice> fence_queue;  // from the job queue: alerts of their own
   // Created (and positioned at the end of the log) by start(), so that "lines written after
   // the agent started" means after start() returned, not after a thread got going.
   std::unique_ptr<kmsg::KmsgReader> kmsg_reader;

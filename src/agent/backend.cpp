@@ -31,6 +31,7 @@ class AgentBackend final : public server::Backend {
     metrics::ExpositionInput in;
     in.report = snap.report.get();
     in.xid_counts = snap.xid_counts;
+    in.fault_counts = snap.fault_counts;
     in.last_xid = snap.last_xid;
     in.xids_watched = s_.options.config.kmsg.enabled;
     in.agent.samples_total = snap.samples;

@@ -9,6 +9,7 @@
 #include "agent/agent_state.h"
 #include "core/log.h"
 #include "core/strings.h"
+#include "health/faults.h"
 #include "host/bounded.h"
 #include "kmsg/reader.h"
 #include "rules/sample_view.h"
@@ -46,6 +47,9 @@ void take_kernel_events(AgentState& s, Snapshot& next, TimeNs now) {
     if (!s.xids.record(e.pci_bus_id, *e.xid, e.time_ns, kmsg::XidSource::kNvml)) continue;
     ++next.xid_counts[{e.pci_bus_id, *e.xid}];
     next.last_xid[e.pci_bus_id] = *e.xid;
+    if (auto c = health::lookup_xid(*e.xid).fault_class; c != health::FaultClass::kNone) {
+      ++next.fault_counts[{e.pci_bus_id, c}];
+    }
     store::Event ev;
     ev.time_ns = e.time_ns;
     ev.kind = "xid";
@@ -64,6 +68,10 @@ void take_kernel_events(AgentState& s, Snapshot& next, TimeNs now) {
       ++next.xid_counts[{e.pci_bus_id, *e.xid}];
       next.last_xid[e.pci_bus_id] = *e.xid;
     }
+    // Counted per class for the fault rules: one alert per (GPU, class), not per line.
+    if (auto c = health::fault_class_of(e); c != health::FaultClass::kNone) {
+      ++next.fault_counts[{e.pci_bus_id, c}];
+    }
     store::Event ev;
     ev.time_ns = t;
     ev.kind = e.kind;
@@ -76,7 +84,39 @@ void take_kernel_events(AgentState& s, Snapshot& next, TimeNs now) {
   }
 }
 
-// Opens an incident when a GPU turns faulty and closes it when it answers normally again.
+// Fences added or cleared by the job queue, as transitions of a "gpu_fenced" alert per GPU:
+// a fence fires it with its reason, a clear resolves it and says who cleared it.
+std::vector<rules::Transition> take_fence_notices(AgentState& s) {
+  std::vector<queue::FenceNotice> notices;
+  {
+    std::lock_guard lock(s.kmsg_mu);
+    notices.swap(s.fence_queue);
+  }
+  std::vector<rules::Transition> out;
+  for (const auto& n : notices) {
+    rules::Transition t;
+    t.rule = "gpu_fenced";
+    t.labels = {{"gpu", std::to_string(n.gpu)}};
+    t.from = n.fenced ? rules::AlertState::kInactive : rules::AlertState::kFiring;
+    t.to = n.fenced ? rules::AlertState::kFiring : rules::AlertState::kResolved;
+    t.value = n.fenced ? 1 : 0;
+    t.at = n.at;
+    t.severity = n.automatic ? Severity::kCritical : Severity::kWarning;
+    const std::string gpu =
+        n.uuid.empty() ? fmt::format("GPU {}", n.gpu) : fmt::format("GPU {} ({})", n.gpu, n.uuid);
+    if (!n.fenced) {
+      t.description = fmt::format("{} unfenced, {}: it takes new jobs again", gpu, n.reason);
+    } else if (n.automatic) {
+      t.description =
+          fmt::format("{} fenced automatically: {}; its jobs are requeued", gpu, n.reason);
+    } else {
+      t.description = fmt::format("{} fenced by {}: {}", gpu, n.who, n.reason);
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 // GPUs with a critical alert firing, whichever rule raised it: the queue places new work on
 // other GPUs while they are free.
 std::map<unsigned, std::string> critical_gpu_alerts(const alerts::AlertBook& book) {
@@ -96,6 +136,7 @@ std::map<unsigned, std::string> critical_gpu_alerts(const alerts::AlertBook& boo
   return out;
 }
 
+// Opens an incident when a GPU turns faulty and closes it when it answers normally again.
 void track_incidents(AgentState& s, const nvml::GpuSnapshot& gpus, TimeNs now,
                      std::set<unsigned>& open) {
   for (const auto& g : gpus.gpus) {
@@ -191,8 +232,10 @@ void run_sampler(AgentState& s) {
       }
       take_kernel_events(s, next, now);
       track_incidents(s, gpus, now, open_incidents);
-      auto view = rules::build_sample_view(gpus, host, rates, now);
+      auto view =
+          rules::build_sample_view(gpus, host, rates, now, {&next.xid_counts, &next.fault_counts});
       auto transitions = s.engine->evaluate(view, now);
+      for (auto& t : take_fence_notices(s)) transitions.push_back(std::move(t));
       for (const auto& e : s.engine->take_errors()) {
         log::error("rule {} disabled: {}", e.rule, e.error.what());
       }

@@ -10,6 +10,8 @@
 
 #include "doctor/check_util.h"
 #include "doctor/checks.h"
+#include "health/faults.h"
+#include "health/verdict.h"
 #include "nvml/clock_events.h"
 #include "nvml/types.h"
 
@@ -23,14 +25,16 @@ using check_util::make_finding;
 using check_util::Sample;
 using check_util::smi_target;
 
-constexpr unsigned kMaxRetiredPages = 63;           // DCGM_LIMIT_MAX_RETIRED_PAGES: fail
-constexpr unsigned kRetiredDbeSoftLimit = 15;       // DCGM: > 15 DBE pages and > 1 new in a week
-constexpr unsigned kUncorrectableRemapsWarn = 512;  // DCGM_LIMIT_MAX_ROW_REMAP_UNCORRECTABLE
+// The memory-repair limits are health's (health/faults.h), as the status verdict reads them.
+using health::kMaxRetiredPages;
+using health::kUncorrectableRemapsWarn;
+constexpr unsigned kRetiredDbeSoftLimit = 15;  // DCGM: > 15 DBE pages and > 1 new in a week
 // A volatile corrected count this high since the driver loaded is a weak card even when the
 // window is too short to see it move (healthy HBM shows none).
 constexpr std::uint64_t kSbeHighCount = 1000;
-constexpr unsigned kSlowdownMarginC = 5;     // as the status verdict: warn this close to slowdown
-constexpr unsigned kShutdownMarginC = 2;     // as the status verdict: about to power off
+// The thermal margins are health's (health/verdict.h): status and the doctor judge alike.
+using health::kShutdownMarginC;
+using health::kSlowdownMarginC;
 constexpr unsigned kBusyUtilization = 50;    // as the status verdict: judge the link under load
 constexpr double kNvlinkCrcPerSecond = 100;  // DCGM_LIMIT_MAX_NVLINK_CRC_ERROR
 constexpr DurationNs kWeek = DurationNs{7} * 24 * 3600 * kNsPerSec;

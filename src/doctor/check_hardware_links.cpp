@@ -77,20 +77,25 @@ void check_thermal(const DoctorInput& in, const std::vector<GpuWindow>& all, con
   std::string others = neighbours(all, w);
   std::string compare = others.empty() ? "" : fmt::format(" For comparison, {}.", others);
 
+  // One severity mapping (docs/severity.md): near shutdown is critical; throttling, at or near
+  // the slowdown threshold, is a warning, as in `cardiac status` and the default alert rules.
+  // Severity::kInfo: not hot (a plain value: GCC misreads an optional here as uninitialized).
+  const Severity hot = hottest ? health::judge_temperature(*hottest, slowdown, shutdown)
+                                     .value_or(health::Thermal{Severity::kInfo, ""})
+                                     .severity
+                               : Severity::kInfo;
   Finding f;
-  if (hottest && shutdown && *hottest + kShutdownMarginC >= *shutdown) {
+  if (hot == Severity::kCritical) {
     f = make_finding(
-        "gpu.thermal.near_shutdown", Category::kHardware, Severity::kCritical, Confidence::kHigh, g,
+        "gpu.thermal.near_shutdown", Category::kHardware, hot, Confidence::kHigh, g,
         fmt::format("{} reached {} °C, {} °C from its shutdown threshold ({} °C)", who, *hottest,
                     *shutdown - std::min(*hottest, *shutdown), *shutdown),
         "At the shutdown threshold the GPU powers itself off to protect the silicon, killing its "
         "jobs and usually falling off the bus. The cooling is failing now." +
             compare);
   } else if (throttled > 0) {
-    bool sustained = throttled == w.ok.size() && w.ok.size() >= 2;
     f = make_finding(
-        "gpu.thermal.slowdown", Category::kHardware,
-        sustained ? Severity::kCritical : Severity::kWarning, Confidence::kHigh, g,
+        "gpu.thermal.slowdown", Category::kHardware, Severity::kWarning, Confidence::kHigh, g,
         fmt::format("{} is thermally throttling ({} °C, slowdown at {})", who,
                     hottest ? std::to_string(*hottest) : "n/a",
                     slowdown ? fmt::format("{} °C", *slowdown) : "n/a"),
@@ -100,9 +105,8 @@ void check_thermal(const DoctorInput& in, const std::vector<GpuWindow>& all, con
                     throttled, w.ok.size(),
                     w.ok_span_s() > 0 ? fmt::format(" over {:.0f} s", w.ok_span_s()) : "",
                     compare));
-  } else if (hottest && slowdown && *hottest + kSlowdownMarginC >= *slowdown) {
-    f = make_finding("gpu.thermal.near_slowdown", Category::kHardware, Severity::kWarning,
-                     Confidence::kMedium, g,
+  } else if (hot != Severity::kInfo) {
+    f = make_finding("gpu.thermal.near_slowdown", Category::kHardware, hot, Confidence::kMedium, g,
                      fmt::format("{} reached {} °C, close to its slowdown threshold ({} °C)", who,
                                  *hottest, *slowdown),
                      "A few degrees more and the GPU will throttle its clocks." + compare);

@@ -283,6 +283,18 @@ GroupMap group_xids(const Analysis& a) {
   return groups;
 }
 
+// The Xids a "GPU needs to be reset" line joins (health's catalog), the fallen-off-bus ones
+// first: when the GPU also fell off the bus, that is the story the line belongs to.
+std::vector<int> reset_line_hosts() {
+  std::vector<int> out = health::xids_of_class(health::FaultClass::kFallenOffBus);
+  for (const auto& x : health::xid_catalog()) {
+    if (x.reset_line_joins && x.fault_class != health::FaultClass::kFallenOffBus) {
+      out.push_back(x.code);
+    }
+  }
+  return out;
+}
+
 // Non-Xid driver lines that tell the same story as an Xid on that GPU join its finding; the
 // rest are returned for findings of their own.
 std::vector<std::size_t> fold_related(const Analysis& a, GroupMap& groups) {
@@ -290,9 +302,10 @@ std::vector<std::size_t> fold_related(const Analysis& a, GroupMap& groups) {
   for (std::size_t i = 0; i < a.in.events.size(); ++i) {
     const auto& e = a.ev(i);
     std::vector<int> hosts;
-    if (e.kind == "fallen_off_bus") hosts = {79};
+    if (e.kind == "fallen_off_bus")
+      hosts = health::xids_of_class(health::FaultClass::kFallenOffBus);
     if (e.kind == "gsp_timeout") hosts = {119, 120};
-    if (e.kind == "reset_required") hosts = {79, 119, 120, 62, 95, 48, 140, 46, 74};
+    if (e.kind == "reset_required") hosts = reset_line_hosts();
     if (hosts.empty()) continue;
     bool folded = false;
     for (int x : hosts) {

@@ -10,6 +10,7 @@
 #include "core/format.h"
 #include "doctor/check_kernel_util.h"
 #include "doctor/kernel_log.h"
+#include "health/faults.h"
 #include "kmsg/context.h"
 
 namespace cardiac::doctor::kernel_detail {
@@ -40,7 +41,7 @@ std::vector<std::string> gpu_by_timing(const Analysis& a, std::size_t aer_event)
   for (std::size_t i = aer_event + 1; i < a.in.events.size(); ++i) {
     const auto& e = a.ev(i);
     if (!follows_closely(a, aer_event, i, 10 * kNsPerSec, 10)) break;
-    if ((e.kind == "xid" && e.xid == 79) || e.kind == "fallen_off_bus") {
+    if (health::fault_class_of(e) == health::FaultClass::kFallenOffBus) {
       if (!e.pci_bus_id.empty()) return {e.pci_bus_id};
     }
   }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/format.h"
+#include "health/faults.h"
 #include "health/verdict.h"
 #include "nvml/clock_events.h"
 #include "nvml/types.h"
@@ -11,13 +12,7 @@
 namespace cardiac::health {
 namespace {
 
-constexpr unsigned kMaxRetiredPages = 63;  // DCGM_LIMIT_MAX_RETIRED_PAGES
-constexpr unsigned kSlowdownMarginC = 5;
-// This close to the shutdown threshold the board is about to power off: fail, not warn.
-constexpr unsigned kShutdownMarginC = 2;
-constexpr unsigned kUncorrectableRemapsWarn = 512;  // DCGM: uncorrectable remaps >= 512 warn //
-                                                    // warn this close to the slowdown threshold
-constexpr unsigned kPcieLoadUtilization = 50;       // judge the link only under load
+constexpr unsigned kPcieLoadUtilization = 50;  // judge the link only under load
 constexpr std::uint64_t kThermalOrBrakeBits =
     nvml::kReasonHwSlowdown | nvml::kReasonHwThermalSlowdown | nvml::kReasonHwPowerBrakeSlowdown |
     nvml::kReasonSwThermalSlowdown;
@@ -97,16 +92,16 @@ void judge_thermal(const nvml::GpuReading& g, Verdict& v) {
           fmt::format("{}{}{}", r.text, thermal || r.bit == nvml::kReasonHwSlowdown ? temp : "",
                       thermal ? threshold : ""));
   }
-  if (g.temperature && g.temperature_shutdown &&
-      *g.temperature + kShutdownMarginC >= *g.temperature_shutdown) {
-    v.add(Level::kFail, "near_shutdown_temperature",
+  const auto hot = g.temperature ? judge_temperature(*g.temperature, g.temperature_slowdown,
+                                                     g.temperature_shutdown)
+                                 : std::nullopt;
+  if (hot && hot->severity == Severity::kCritical) {
+    v.add(level_of(hot->severity), std::string(hot->code),
           fmt::format("{} °C, {} °C from the shutdown threshold {} °C", *g.temperature,
                       *g.temperature_shutdown - std::min(*g.temperature, *g.temperature_shutdown),
                       *g.temperature_shutdown));
-  } else if (g.temperature && g.temperature_slowdown &&
-             *g.temperature + kSlowdownMarginC >= *g.temperature_slowdown &&
-             !(reasons & kThermalOrBrakeBits)) {
-    v.add(Level::kWarn, "near_slowdown_temperature",
+  } else if (hot && !(reasons & kThermalOrBrakeBits)) {
+    v.add(level_of(hot->severity), std::string(hot->code),
           fmt::format("{} °C, close to the slowdown threshold {} °C", *g.temperature,
                       *g.temperature_slowdown));
   }

@@ -22,6 +22,41 @@ std::string_view level_name(Level l) {
   return "FAIL";
 }
 
+Severity severity_of(Level l) {
+  switch (l) {
+    case Level::kOk:
+      return Severity::kInfo;
+    case Level::kWarn:
+      return Severity::kWarning;
+    case Level::kFail:
+      return Severity::kCritical;
+  }
+  return Severity::kCritical;
+}
+
+Level level_of(Severity s) {
+  switch (s) {
+    case Severity::kInfo:
+      return Level::kOk;
+    case Severity::kWarning:
+      return Level::kWarn;
+    case Severity::kCritical:
+      return Level::kFail;
+  }
+  return Level::kFail;
+}
+
+std::optional<Thermal> judge_temperature(unsigned temperature, std::optional<unsigned> slowdown,
+                                         std::optional<unsigned> shutdown) {
+  if (shutdown && temperature + kShutdownMarginC >= *shutdown) {
+    return Thermal{Severity::kCritical, "near_shutdown_temperature"};
+  }
+  if (slowdown && temperature + kSlowdownMarginC >= *slowdown) {
+    return Thermal{Severity::kWarning, "near_slowdown_temperature"};
+  }
+  return std::nullopt;
+}
+
 void Verdict::add(Level l, std::string code, std::string text) {
   level = std::max(level, l);
   Reason r{l, std::move(code), std::move(text)};

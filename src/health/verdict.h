@@ -3,10 +3,12 @@
 // Thresholds follow DCGM's health watches and gpud's components (see docs/status.md).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/severity.h"
 #include "host/host.h"
 #include "nvml/gpu.h"
 
@@ -14,6 +16,23 @@ namespace cardiac::health {
 
 enum class Level { kOk = 0, kWarn = 1, kFail = 2 };
 std::string_view level_name(Level l);  // "OK", "WARN", "FAIL"
+
+// The one severity mapping (docs/severity.md): status FAIL is an alert's and a finding's
+// critical, WARN is warning, OK is info. Every judgement of one reading goes through it.
+Severity severity_of(Level l);
+Level level_of(Severity s);
+
+// A GPU temperature against the GPU's own limits, as status, the doctor and the default alert
+// rules judge it: within 2 °C of shutdown critical; at or within 5 °C of the slowdown threshold
+// warning (at slowdown the GPU throttles itself: slow, not broken). nullopt: not hot.
+inline constexpr unsigned kSlowdownMarginC = 5;
+inline constexpr unsigned kShutdownMarginC = 2;
+struct Thermal {
+  Severity severity = Severity::kWarning;
+  std::string_view code;  // "near_shutdown_temperature" | "near_slowdown_temperature"
+};
+std::optional<Thermal> judge_temperature(unsigned temperature, std::optional<unsigned> slowdown,
+                                         std::optional<unsigned> shutdown);
 
 struct Reason {
   Level level = Level::kOk;

@@ -245,6 +245,9 @@ class Renderer {
       case Scope::kXidCount:
         if (in_.xids_watched) xid_counts(m);
         return;
+      case Scope::kFaultCount:
+        if (in_.xids_watched) fault_counts(m);
+        return;
       case Scope::kQueue:
         if (in_.queue) w_.add(m.name, m.help, m.type, host_, m.queue(*in_.queue), m.scale);
         return;
@@ -310,6 +313,38 @@ class Renderer {
         }
       }
       l.emplace_back("xid", std::to_string(key.second));
+      w_.add(m.name, m.help, m.type, l, static_cast<double>(count), m.scale);
+    }
+  }
+
+  // Every GPU of the report starts at 0 for every GPU class, so that the first fault of a GPU
+  // is an increase for Prometheus too (increase() over a series born at 1 reads 0).
+  void fault_counts(const MetricDef& m) {
+    std::map<std::pair<std::string, std::string>, std::uint64_t> counts;  // (bus, class)
+    if (in_.report) {
+      for (const auto& gs : in_.report->gpus) {
+        const std::string bus = nvml::normalize_pci_bus_id(gs.reading.pci_bus_id);
+        if (bus.empty()) continue;
+        for (const auto& c : health::fault_classes()) {
+          if (c.fault_class != health::FaultClass::kSxidFatal) counts[{bus, std::string(c.name)}];
+        }
+      }
+    }
+    for (const auto& [key, count] : in_.fault_counts) {
+      counts[{nvml::normalize_pci_bus_id(key.first),
+              std::string(health::fault_class_name(key.second))}] += count;
+    }
+    for (const auto& [key, count] : counts) {
+      Labels l = {{"pci_bus_id", key.first}, {"hostname", opt_.hostname}};
+      if (in_.report) {
+        for (std::size_t i = 0; i < in_.report->gpus.size(); ++i) {
+          if (!key.first.empty() &&
+              nvml::normalize_pci_bus_id(in_.report->gpus[i].reading.pci_bus_id) == key.first) {
+            l = labels_[i].native;
+          }
+        }
+      }
+      l.emplace_back("class", key.second);
       w_.add(m.name, m.help, m.type, l, static_cast<double>(count), m.scale);
     }
   }

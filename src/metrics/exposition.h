@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "health/faults.h"
 #include "health/report.h"
 #include "metrics/registry.h"
 
@@ -22,6 +23,8 @@ struct ExpositionInput {
   const health::StatusReport* report = nullptr;  // null before the first sample: agent only
   // Xid counts since the agent started, keyed by (normalised PCI bus id, Xid code).
   std::map<std::pair<std::string, int>, std::uint64_t> xid_counts;
+  // Kernel-log faults since the agent started, keyed by (PCI bus id, class).
+  health::FaultCounts fault_counts;
   // The most recent Xid code per PCI bus id.
   std::map<std::string, int> last_xid;
   // False when no kernel-log watcher runs: then no Xid series at all, since "0 Xids" would be

@@ -49,6 +49,9 @@ std::vector<std::string_view> native_labels(Scope s) {
     case Scope::kXidCount:
       gpu.emplace_back("xid");
       return gpu;
+    case Scope::kFaultCount:
+      gpu.emplace_back("class");
+      return gpu;
     case Scope::kFilesystem:
       return {"hostname", "mountpoint", "device", "fstype"};
     case Scope::kNic:

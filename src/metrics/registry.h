@@ -25,6 +25,7 @@ enum class Scope {
   kGpu,         // one series per GPU: gpu, uuid, pci_bus_id, model, hostname
   kClockEvent,  // per GPU and known clock event reason: + reason
   kXidCount,    // per GPU and Xid code, from ExpositionInput::xid_counts: + xid
+  kFaultCount,  // per GPU and fault class (health/faults.h), ExpositionInput::fault_counts: + class
   kLastXid,     // per GPU, from ExpositionInput::last_xid
   kFilesystem,  // per data mount: hostname, mountpoint, device, fstype
   kNic,         // per network interface: hostname, interface

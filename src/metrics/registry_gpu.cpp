@@ -68,6 +68,13 @@ std::vector<MetricDef> gpu_metric_rows() {
        .help = "Xid errors seen in the kernel log since the agent started, per Xid code.",
        .scope = Scope::kXidCount,
        .source = "kernel log watcher"},
+      {.name = "cardiac_gpu_kernel_faults_total",
+       .type = MT::kCounter,
+       .help = "Kernel-log faults seen since the agent started, per fault class (xid_critical, "
+               "fallen_off_bus, reset_required, nvlink_fatal, sxid_fatal); 0 for every GPU and "
+               "GPU class while the kernel log is watched.",
+       .scope = Scope::kFaultCount,
+       .source = "kernel log watcher and NVML Xid events, classed by health/faults"},
       {.name = "cardiac_gpu_last_xid",
        .help = "Code of the most recent Xid seen since the agent started; 0 when none.",
        .scope = Scope::kLastXid,

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/time.h"
 #include "notify/notifier.h"
 #include "notify/sigpipe.h"
 
@@ -22,6 +23,47 @@ std::string snippet(const std::string& body) {
     if (std::iscntrl(static_cast<unsigned char>(c))) c = ' ';
   if (body.size() > out.size()) out += "...";
   return out;
+}
+
+// httplib names its errors in one word ("Connection", "Read"); a person needs the sentence.
+std::string describe(httplib::Error err, DurationNs timeout) {
+  const std::string limit = format_duration(timeout);
+  std::string what;
+  switch (err) {
+    case httplib::Error::Connection:
+      what = "could not connect: refused, unreachable, or the host name did not resolve";
+      break;
+    case httplib::Error::ConnectionTimeout:
+      what = fmt::format("no connection within the {} timeout", limit);
+      break;
+    case httplib::Error::Read:
+      what = fmt::format(
+          "no complete response: the receiver closed the connection or sent nothing within {}",
+          limit);
+      break;
+    case httplib::Error::Write:
+      what = fmt::format("the request could not be sent: the connection broke or stalled for {}",
+                         limit);
+      break;
+    case httplib::Error::BindIPAddress:
+      what = "could not bind the local address";
+      break;
+    case httplib::Error::ExceedRedirectCount:
+      what = "too many redirects";
+      break;
+    case httplib::Error::Canceled:
+      what = "the request was canceled";
+      break;
+    case httplib::Error::SSLConnection:
+    case httplib::Error::SSLLoadingCerts:
+    case httplib::Error::SSLServerVerification:
+      what = "TLS failed (handshake, certificates or server verification)";
+      break;
+    default:
+      what = "the HTTP client failed";
+      break;
+  }
+  return fmt::format("{} (httplib: {})", what, httplib::to_string(err));
 }
 
 // Errors name only scheme://host:port: webhook paths often carry secret tokens.
@@ -39,7 +81,7 @@ Status post_json(const HttpUrl& url, const std::string& path, const httplib::Hea
     auto res = cli.Post(path, headers, body, "application/json");
     if (!res) {
       auto err = res.error();
-      std::string msg = httplib::to_string(err);
+      std::string msg = describe(err, timeout);
       if (err == httplib::Error::ConnectionTimeout) return fail(Error::timeout(msg, where));
       return fail(Error::unavailable(msg, where));
     }

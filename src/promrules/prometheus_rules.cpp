@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "health/faults.h"
 #include "metrics/registry.h"
 
 namespace cardiac::promrules {
@@ -137,7 +138,14 @@ const std::vector<Source>& sources() {
                 {"cardiac_host_network_receive_drops_total",
                  "cardiac_host_network_transmit_drops_total"},
                 Scope::kNic),
+        counter("gpu_xid_errors_total", {"cardiac_gpu_xid_errors_total"}, Scope::kXidCount),
     };
+    // One rule counter per fault class of health's catalog, one exported family with `class`.
+    for (const auto& c : health::fault_classes()) {
+      s.push_back(counter(
+          c.rule_metric, {"cardiac_gpu_kernel_faults_total{class=\"" + std::string(c.name) + "\"}"},
+          Scope::kFaultCount));
+    }
     return s;
   }();
   return kSources;
@@ -215,9 +223,10 @@ Alert translate(const Rule& r) {
   if (metric == "host_nic_util_pct" || r.when_metric == "host_nic_util_pct")
     a.notes.push_back("NIC rates over 1m; cardiac uses its two latest samples");
   std::string value = src->gauge;
-  if (r.kind == RuleKind::kRate) {
+  if (r.kind == RuleKind::kRate || r.kind == RuleKind::kIncrease) {
     if (src->counters.empty()) {
-      a.error = "rate rule over " + metric + ", which is not exported as a counter";
+      a.error = std::string(rules::kind_name(r.kind)) + " rule over " + metric +
+                ", which is not exported as a counter";
       return a;
     }
     const std::string window = "[" + prometheus_duration(r.window_ns) + "]";
@@ -225,15 +234,21 @@ Alert translate(const Rule& r) {
     for (const auto& c : src->counters) {
       value += (value.empty() ? "" : " + ") + ("increase(" + c + window + ")");
     }
-    if (r.per_ns != r.window_ns) {
+    if (r.kind == RuleKind::kRate && r.per_ns != r.window_ns) {
       if (src->counters.size() > 1) value = "(" + value + ")";
       // In seconds, so "per 1m over 5m" reads "* 60 / 300".
       value += " * " + number(static_cast<double>(r.per_ns) / kNsPerSec) + " / " +
                number(static_cast<double>(r.window_ns) / kNsPerSec);
     }
-    a.notes.push_back(
-        "increase() extrapolates to the window edges; cardiac divides the "
-        "increase seen by the whole window");
+    if (r.kind == RuleKind::kRate) {
+      a.notes.push_back(
+          "increase() extrapolates to the window edges; cardiac divides the "
+          "increase seen by the whole window");
+    } else {
+      a.notes.push_back(
+          "the value is the window's increase; cardiac's alert counts every occurrence "
+          "since it started firing");
+    }
   }
 
   std::string threshold;

@@ -4,6 +4,7 @@
 
 #include "core/format.h"
 #include "core/units.h"
+#include "health/faults.h"
 #include "nvml/pci.h"
 
 namespace cardiac::queue {
@@ -16,39 +17,19 @@ constexpr std::uint64_t kOutsideMemoryBytes = 1ULL << 30;
 }  // namespace
 
 const std::set<int>& fencing_xids() {
-  static const std::set<int> kXids = {46, 48, 62, 64, 79, 95, 119, 120, 140, 143};
+  static const std::set<int> kXids = [] {
+    std::set<int> out;
+    for (const auto& x : health::xid_catalog()) {
+      if (x.fences) out.insert(x.code);
+    }
+    return out;
+  }();
   return kXids;
 }
 
 std::optional<std::string> critical_finding(
     const nvml::GpuReading& g, const std::map<std::pair<std::string, int>, std::uint64_t>& xids) {
-  using nvml::DeviceHealth;
-  switch (g.health) {
-    case DeviceHealth::kLost:
-    case DeviceHealth::kResetRequired:
-    case DeviceHealth::kError:
-    case DeviceHealth::kUnresponsive:
-      return fmt::format("GPU {}: {}", nvml::device_health_name(g.health),
-                         g.health_detail.empty() ? "NVML" : g.health_detail);
-    case DeviceHealth::kOk:
-    case DeviceHealth::kNotSampled:
-      break;
-  }
-  if (g.ecc_volatile_uncorrected.value_or(0) > 0) {
-    return fmt::format("{} uncorrectable (double-bit) ECC errors since the last reset",
-                       *g.ecc_volatile_uncorrected);
-  }
-  if (g.remapped_rows_failure.value_or(false)) return std::string("row remapping failed");
-  if (!g.pci_bus_id.empty()) {
-    std::string bus = nvml::normalize_pci_bus_id(g.pci_bus_id);
-    for (const auto& [key, count] : xids) {
-      if (count == 0 || !fencing_xids().count(key.second)) continue;
-      if (nvml::normalize_pci_bus_id(key.first) == bus) {
-        return fmt::format("Xid {} on {}", key.second, bus);
-      }
-    }
-  }
-  return std::nullopt;
+  return health::fence_reason(g, xids);
 }
 
 bool fence_matches(const Fence& f, unsigned index, const std::string& uuid) {

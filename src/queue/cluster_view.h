@@ -32,14 +32,11 @@ struct MachineView {
   std::map<unsigned, std::string> critical_alerts;
 };
 
-// Xids after which a GPU gets no new work until someone clears its fence: the ones NVIDIA's
-// catalog says need a GPU reset or reboot (fallen off the bus, uncontained or unrecovered ECC,
-// GSP timeouts and errors, micro-controller halt, row-remap failure, init failure).
+// Xids after which a GPU gets no new work until someone clears its fence (health/faults.h).
 const std::set<int>& fencing_xids();
 
-// Why this GPU must not get work, from the agent's view (nullopt: nothing critical). Covers
-// NVML health (lost, reset required, error, unresponsive), a volatile double-bit ECC error, a
-// row-remap failure, and a fencing Xid on its PCI bus.
+// Why this GPU must not get work, from the agent's view (nullopt: nothing critical):
+// health::fence_reason.
 std::optional<std::string> critical_finding(
     const nvml::GpuReading& g, const std::map<std::pair<std::string, int>, std::uint64_t>& xids);
 

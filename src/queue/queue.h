@@ -34,6 +34,17 @@
 
 namespace cardiac::queue {
 
+// A fence added or cleared, for whoever must hear of it (the agent raises an alert).
+struct FenceNotice {
+  bool fenced = true;  // false: the GPU's fences were cleared
+  unsigned gpu = 0;
+  std::string uuid;
+  std::string reason;  // why it was fenced; for a clear, who cleared it
+  std::string who;
+  bool automatic = false;
+  TimeNs at = 0;
+};
+
 struct QueueOptions {
   std::string state_dir;
   std::string executable;  // the cardiac binary, for `cardiac __job-runner`
@@ -42,6 +53,9 @@ struct QueueOptions {
   // How long a submit waits for the agent's first GPU sample before it is queued unchecked.
   DurationNs first_sample_wait = 5 * kNsPerSec;
   DurationNs tick = 500 * kNsPerMs;  // the loop's period when nothing wakes it
+  // Called with the queue's lock held (it must not call back into the queue) for every fence
+  // added or cleared.
+  std::function<void(const FenceNotice&)> on_fence;
 };
 
 // The agent's latest view; called from the queue's threads, must be thread-safe.

@@ -272,6 +272,7 @@ void Queue::fence_and_stop(const ClusterView& v, const std::vector<Job>& running
       log::error("queue: fencing GPU {}: {}", idx, id.error().what());
     } else {
       log::warn("queue: GPU {} fenced: {}", idx, why);
+      if (options_.on_fence) options_.on_fence({true, idx, uuid, why, f.who, true, now});
     }
   }
   for (const auto& f : *fences) {

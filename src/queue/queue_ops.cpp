@@ -406,11 +406,16 @@ Result<nlohmann::json> Queue::op_fence(const Principal& who, const nlohmann::jso
     auto id = add_fence(*db_, f);
     if (!id) return fail(id.error());
     f.id = *id;
+    if (options_.on_fence) options_.on_fence({true, *index, uuid, reason, who.user, false, now});
     return nlohmann::json{{"fence", fence_json(f)}};
   }
   auto n = clear_fences(*db_, *index, uuid, who.user, now);
   if (!n) return fail(n.error());
   if (*n == 0) return fail(Error::not_found(fmt::format("GPU {} has no active fence", gpu)));
+  if (options_.on_fence) {
+    options_.on_fence(
+        {false, *index, uuid, fmt::format("cleared by {}", who.user), who.user, false, now});
+  }
   nlohmann::json out{{"cleared", *n}};
   if (!view.report) return out;
   for (const auto& g : view.report->gpus) {

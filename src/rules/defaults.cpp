@@ -25,13 +25,24 @@ severity = "warning"
 description = "GPU {gpu} at {value} °C, within 5 °C of its slowdown threshold (alert at {threshold} °C)"
 
 [[rule]]
-# At the slowdown threshold the GPU slows its clocks by itself (NVML slowdown threshold).
+# At the slowdown threshold the GPU slows its clocks by itself (NVML slowdown threshold): slow,
+# not broken, so a warning, as in `cardiac status` and the doctor (docs/severity.md).
 name = "gpu_temperature_above_slowdown"
 metric = "gpu_temperature"
 op = ">="
 threshold_metric = "gpu_temperature_slowdown"
-severity = "critical"
+severity = "warning"
 description = "GPU {gpu} at {value} °C, at or above its slowdown threshold {threshold} °C"
+
+[[rule]]
+# Within 2 °C of the shutdown threshold the board is about to power off (health/verdict.h).
+name = "gpu_temperature_near_shutdown"
+metric = "gpu_temperature"
+op = ">="
+threshold_metric = "gpu_temperature_shutdown"
+threshold_offset = -2
+severity = "critical"
+description = "GPU {gpu} at {value} °C, about to shut down (shutdown threshold {threshold} + 2 °C)"
 
 # --- GPU throttling: gpud hw-slowdown (HW slowdown / thermal / power brake; Unhealthy above
 # 0.6 events/min over 10 min) and DCGM THERMAL/POWER (any violation time in the last minute).
@@ -211,6 +222,61 @@ op = "=="
 threshold = 0
 severity = "critical"
 description = "NVML is unusable, so no GPU is monitored; the reason is on /healthz and in the agent's log"
+
+# --- Kernel-log faults (health/faults.cpp: one rule per fault class) -------------------------
+# Counted from the followed kernel log and NVML's Xid events. One alert per (GPU, class) while
+# the class keeps occurring; its value counts every occurrence. Ours: it resolves after an hour
+# without another occurrence (a GPU that stays broken stays fenced and in `cardiac status`).
+
+[[rule]]
+name = "gpu_xid_critical"
+kind = "increase"
+metric = "gpu_fault_xid_critical_total"
+op = ">"
+threshold = 0
+window = "1h"
+severity = "critical"
+description = "GPU {gpu} ({pci_bus_id}): critical Xid in the kernel log, {value} times; run cardiac doctor for the Xid and what to do"
+
+[[rule]]
+name = "gpu_fallen_off_bus"
+kind = "increase"
+metric = "gpu_fault_fallen_off_bus_total"
+op = ">"
+threshold = 0
+window = "1h"
+severity = "critical"
+description = "GPU {gpu} ({pci_bus_id}) has fallen off the bus (Xid 79), {value} kernel-log events; reboot the machine, then check power, seating and riser"
+
+[[rule]]
+name = "gpu_reset_required"
+kind = "increase"
+metric = "gpu_fault_reset_required_total"
+op = ">"
+threshold = 0
+window = "1h"
+severity = "critical"
+description = "GPU {gpu} ({pci_bus_id}): the driver says it needs a reset, {value} times; stop its jobs and run nvidia-smi -r"
+
+[[rule]]
+name = "gpu_nvlink_fatal"
+kind = "increase"
+metric = "gpu_fault_nvlink_fatal_total"
+op = ">"
+threshold = 0
+window = "1h"
+severity = "critical"
+description = "GPU {gpu} ({pci_bus_id}): fatal NVLink error, {value} times; check nvidia-smi nvlink --status"
+
+[[rule]]
+name = "nvswitch_sxid_fatal"
+kind = "increase"
+metric = "nvswitch_sxid_fatal_total"
+op = ">"
+threshold = 0
+window = "1h"
+severity = "critical"
+description = "NVSwitch {pci_bus_id}: fatal SXid, {value} times; multi-GPU jobs fail until Fabric Manager recovers it"
 
 # gpud gpu-counts compares NVML's count with --gpu-count. The count is per machine, so this one
 # is an example to copy into your own rules:

@@ -53,6 +53,15 @@ double counter_increase(const std::deque<std::pair<TimeNs, double>>& h) {
   return inc;
 }
 
+// A rule's `for` as it was written: "5m", "1h", "30s".
+std::string duration_text(DurationNs d) {
+  if (d % kNsPerSec != 0) return fmt::format("{}ms", d / kNsPerMs);
+  const std::int64_t s = d / kNsPerSec;
+  if (s != 0 && s % 3600 == 0) return fmt::format("{}h", s / 3600);
+  if (s != 0 && s % 60 == 0) return fmt::format("{}m", s / 60);
+  return fmt::format("{}s", s);
+}
+
 }  // namespace
 
 std::string_view alert_state_name(AlertState s) {
@@ -78,9 +87,10 @@ Status validate_rule(const Rule& rule) {
                                            scope_name(m->scope), scope_name(*rule.scope)),
                                rule.origin));
   }
-  if (rule.kind == RuleKind::kRate && !m->counter) {
+  if ((rule.kind == RuleKind::kRate || rule.kind == RuleKind::kIncrease) && !m->counter) {
     return fail(Error::invalid(
-        fmt::format("kind = \"rate\" needs a counter; '{}' is a gauge", metric), rule.origin));
+        fmt::format("kind = \"{}\" needs a counter; '{}' is a gauge", kind_name(rule.kind), metric),
+        rule.origin));
   }
   for (const auto& [key, name] : {std::pair{"threshold_metric", &rule.threshold_metric},
                                   std::pair{"when_metric", &rule.when_metric}}) {
@@ -151,7 +161,9 @@ Status RuleEngine::evaluate_rule(std::size_t i, const Index& index, TimeNs now,
   RuleState& st = states_[i];
   if (!st.first_eval) st.first_eval = now;
   const std::vector<const Point*>& points = index.points(source_metric(r));
-  const Scope scope = find_metric(source_metric(r))->scope;
+  const MetricInfo* info = find_metric(source_metric(r));
+  const Scope scope = info->scope;
+  const bool counter_rule = r.kind == RuleKind::kRate || r.kind == RuleKind::kIncrease;
 
   if (r.kind == RuleKind::kAbsence && !r.expected_gpus) {
     // A catch-all series stands for "the metric as a whole" until some point has been seen.
@@ -190,16 +202,38 @@ Status RuleEngine::evaluate_rule(std::size_t i, const Index& index, TimeNs now,
     seen.insert(key);
 
     double value = p->value;
-    if (r.kind == RuleKind::kRate) {
+    std::optional<double> shown;
+    bool refresh = false;
+    if (counter_rule) {
+      // A count of events since the agent started that appears with N counted them all: the
+      // series was 0 before (else the first Xid of a GPU would never show as an increase).
+      if (s.history.empty() && info->from_zero) s.history.emplace_back(now, 0.0);
       s.history.emplace_back(now, p->value);
       while (!s.history.empty() && s.history.front().first < now - r.window_ns) {
         s.history.pop_front();
       }
       if (s.history.size() < 2) continue;  // one sample has no increase yet
-      // Divided by the whole window, not the span seen so far: a young series then reads low
-      // rather than extrapolating one early increment into a false alarm.
-      value = counter_increase(s.history) * static_cast<double>(r.per_ns) /
-              static_cast<double>(r.window_ns);
+      const double increase = counter_increase(s.history);
+      if (r.kind == RuleKind::kIncrease) {
+        value = increase;
+        // One alert while it lasts, counting every occurrence: the window's increase when it
+        // starts, then each new occurrence, so thousands of lines give one alert with the count.
+        const std::deque<std::pair<TimeNs, double>> last(s.history.end() - 2, s.history.end());
+        const double step_increase = counter_increase(last);
+        if (s.state == AlertState::kFiring) {
+          if (step_increase > 0) {
+            s.occurrences += step_increase;
+            refresh = true;
+          }
+        } else {
+          s.occurrences = increase;
+        }
+        shown = s.occurrences;
+      } else {
+        // Divided by the whole window, not the span seen so far: a young series then reads low
+        // rather than extrapolating one early increment into a false alarm.
+        value = increase * static_cast<double>(r.per_ns) / static_cast<double>(r.window_ns);
+      }
     }
     std::optional<double> threshold;
     if (r.expected_gpus) {
@@ -213,6 +247,8 @@ Status RuleEngine::evaluate_rule(std::size_t i, const Index& index, TimeNs now,
     }
     Observation o;
     o.value = value;
+    o.shown = shown;
+    o.refresh = refresh;
     o.threshold = threshold;
     const Op op = r.expected_gpus ? Op::kLt : r.op;
     o.condition = compare(op, value, *threshold);
@@ -241,7 +277,7 @@ Status RuleEngine::evaluate_rule(std::size_t i, const Index& index, TimeNs now,
 void RuleEngine::step(const Rule& rule, Series& s, const std::optional<Observation>& obs,
                       DurationNs hold, TimeNs now, std::vector<Transition>& out) {
   if (obs) {
-    s.last_value = obs->value;
+    s.last_value = obs->shown.value_or(obs->value);
     s.last_threshold = obs->threshold;
   }
   auto emit = [&](AlertState to) {
@@ -255,6 +291,12 @@ void RuleEngine::step(const Rule& rule, Series& s, const std::optional<Observati
     t.at = now;
     t.severity = rule.severity;
     t.description = render_description(rule, t.labels, s.last_value, s.last_threshold);
+    if (to == AlertState::kPending) {
+      // Descriptions are written for a firing alert ("… for 5 minutes"): a pending one must
+      // not read as if it had already held that long.
+      t.description = fmt::format("pending, fires if it still holds after {}: {}",
+                                  duration_text(rule.for_ns), t.description);
+    }
     out.push_back(std::move(t));
     s.state = to;
   };
@@ -278,7 +320,11 @@ void RuleEngine::step(const Rule& rule, Series& s, const std::optional<Observati
       }
       break;
     case AlertState::kFiring:
-      if (!obs->holds_firing) emit(AlertState::kResolved);
+      if (!obs->holds_firing) {
+        emit(AlertState::kResolved);
+      } else if (obs->refresh) {
+        emit(AlertState::kFiring);  // same alert, new count: stored, not notified again
+      }
       break;
   }
 }

@@ -24,7 +24,7 @@ struct Transition {
   std::string rule;
   Labels labels;  // the series' labels plus the rule's own labels
   AlertState from = AlertState::kInactive;
-  AlertState to = AlertState::kInactive;
+  AlertState to = AlertState::kInactive;  // firing → firing: an increase alert's count grew
   double value = 0;  // the reading that caused it (rate per `per`, seconds since seen for absence)
   TimeNs at = 0;
   Severity severity = Severity::kWarning;
@@ -65,12 +65,15 @@ class RuleEngine {
     double last_value = 0;
     std::optional<double> last_threshold;
     std::deque<std::pair<TimeNs, double>> history;  // rate rules: samples within the window
+    double occurrences = 0;  // increase rules: counted since the alert started
   };
   struct Observation {
     double value = 0;
     std::optional<double> threshold;
     bool condition = false;
-    bool holds_firing = false;  // hysteresis: stay firing while this is true
+    bool holds_firing = false;    // hysteresis: stay firing while this is true
+    std::optional<double> shown;  // the value alerts carry, when not `value` (a count)
+    bool refresh = false;         // firing and the shown value changed: say so
   };
   struct RuleState {
     bool broken = false;

@@ -109,6 +109,35 @@ class RuleReader {
   std::string table_;
 };
 
+// "increase(name[10m])" / "rate(name[5m])", split; nullopt for a plain metric name.
+struct CounterFunction {
+  bool rate = false;
+  std::string name;
+  std::optional<DurationNs> window;
+};
+std::optional<CounterFunction> counter_function(std::string_view text) {
+  CounterFunction f;
+  std::string_view rest;
+  if (text.starts_with("increase(")) {
+    rest = text.substr(9);
+  } else if (text.starts_with("rate(")) {
+    f.rate = true;
+    rest = text.substr(5);
+  } else {
+    return std::nullopt;
+  }
+  const auto open = rest.find('[');
+  const auto close = rest.find(']');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open ||
+      rest.substr(close) != "])") {
+    f.name = std::string(rest.substr(0, rest.find_first_of("[)")));
+    return f;  // window missing: the caller says so
+  }
+  f.name = std::string(rest.substr(0, open));
+  if (auto ns = parse_duration_ns(rest.substr(open + 1, close - open - 1))) f.window = *ns;
+  return f;
+}
+
 // Shorthand: unwrap a Result into `dst` or return its error.
 #define RULES_READ(dst, expr)                           \
   do {                                                  \
@@ -139,11 +168,13 @@ Status read_when(const RuleReader& r, Rule& rule) {
   return {};
 }
 
-Status read_kind_specific(const RuleReader& r, Rule& rule) {
-  if (rule.kind != RuleKind::kRate) {
-    for (auto key : {"per", "window"}) {
-      if (r.has(key)) return fail(r.bad(key, "only applies to kind = \"rate\""));
-    }
+Status read_kind_specific(const RuleReader& r, Rule& rule, bool shorthand_window) {
+  const bool counter_kind = rule.kind == RuleKind::kRate || rule.kind == RuleKind::kIncrease;
+  if (!counter_kind && r.has("window")) {
+    return fail(r.bad("window", "only applies to kind = \"rate\" or \"increase\""));
+  }
+  if (rule.kind != RuleKind::kRate && r.has("per")) {
+    return fail(r.bad("per", "only applies to kind = \"rate\""));
   }
   if (rule.kind != RuleKind::kAbsence && r.has("expected_gpus")) {
     return fail(r.bad("expected_gpus", "only applies to kind = \"absence\""));
@@ -206,12 +237,16 @@ Status read_kind_specific(const RuleReader& r, Rule& rule) {
       return fail(r.bad("clear", "must be on the clear side of 'threshold'"));
     }
   }
-  if (rule.kind == RuleKind::kRate) {
+  if (counter_kind && !shorthand_window) {
     std::optional<DurationNs> per, window;
     RULES_READ(per, r.duration("per", false));
     RULES_READ(window, r.duration("window", false));
-    rule.per_ns = per.value_or(60 * kNsPerSec);
-    rule.window_ns = window.value_or(rule.per_ns);
+    if (rule.kind == RuleKind::kRate) rule.per_ns = per.value_or(60 * kNsPerSec);
+    rule.window_ns = window.value_or(rule.kind == RuleKind::kRate ? rule.per_ns : 60 * kNsPerSec);
+  } else if (counter_kind) {
+    for (auto key : {"per", "window"}) {
+      if (r.has(key)) return fail(r.bad(key, "is already given by the metric's [window]"));
+    }
   }
   return {};
 }
@@ -233,11 +268,32 @@ Result<Rule> read_rule(const toml::table& t, std::string_view origin, std::size_
       rule.kind = RuleKind::kRate;
     else if (*s == "absence")
       rule.kind = RuleKind::kAbsence;
+    else if (*s == "increase")
+      rule.kind = RuleKind::kIncrease;
     else
-      return fail(r.bad("kind", "must be \"threshold\", \"rate\" or \"absence\""));
+      return fail(r.bad("kind", "must be \"threshold\", \"rate\", \"increase\" or \"absence\""));
   }
+  const bool explicit_kind = s.has_value();
   RULES_READ(s, r.string("metric"));
   rule.metric = s.value_or("");
+  // PromQL's spelling: metric = "increase(gpu_xid_errors_total[10m])" or "rate(…[5m])" (per
+  // second, as Prometheus' rate()).
+  bool shorthand_window = false;
+  if (auto fn = counter_function(rule.metric)) {
+    const RuleKind kind = fn->rate ? RuleKind::kRate : RuleKind::kIncrease;
+    if (explicit_kind && rule.kind != kind) {
+      return fail(r.bad("metric", fmt::format("is a {} expression but kind = \"{}\"",
+                                              kind_name(kind), kind_name(rule.kind))));
+    }
+    if (!fn->window || *fn->window <= 0) {
+      return fail(r.bad("metric", "needs a window such as [5m] inside the parentheses"));
+    }
+    rule.kind = kind;
+    rule.metric = fn->name;
+    rule.window_ns = *fn->window;
+    if (fn->rate) rule.per_ns = kNsPerSec;
+    shorthand_window = true;
+  }
   std::optional<DurationNs> for_ns;
   RULES_READ(for_ns, r.duration("for", true));
   rule.for_ns = for_ns.value_or(0);
@@ -259,7 +315,7 @@ Result<Rule> read_rule(const toml::table& t, std::string_view origin, std::size_
   RULES_READ(rule.labels, r.labels("labels"));
   RULES_READ(s, r.string("description"));
   rule.description = s.value_or("");
-  CARDIAC_TRY(read_kind_specific(r, rule));
+  CARDIAC_TRY(read_kind_specific(r, rule, shorthand_window));
   return rule;
 }
 

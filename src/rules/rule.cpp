@@ -41,6 +41,8 @@ std::string_view kind_name(RuleKind k) {
       return "rate";
     case RuleKind::kAbsence:
       return "absence";
+    case RuleKind::kIncrease:
+      return "increase";
   }
   return "?";
 }

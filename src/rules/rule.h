@@ -13,7 +13,10 @@
 namespace cardiac::rules {
 
 enum class Op { kGt, kGe, kLt, kLe, kEq, kNe };
-enum class RuleKind { kThreshold, kRate, kAbsence };
+// kRate: a counter's increase per `per`, measured over `window` (PromQL rate() scaled);
+// kIncrease: a counter's increase over `window` (PromQL increase()); while an increase alert
+// fires its value is the number of occurrences since it started, and it stays one alert.
+enum class RuleKind { kThreshold, kRate, kAbsence, kIncrease };
 using cardiac::Severity;  // core/severity.h
 
 std::string_view op_name(Op op);  // ">", ">=", …
@@ -50,6 +53,7 @@ struct Rule {
   Labels labels;               // added to every transition of this rule
   std::string description;     // {value}, {threshold}, {gpu}, {metric}, {rule}, {<label>}
   // Rate rules: the increase is expressed per `per`, measured over the last `window`.
+  // Increase rules: the increase over the last `window` (per_ns unused).
   DurationNs per_ns = 60 * kNsPerSec;
   DurationNs window_ns = 60 * kNsPerSec;
   // Absence rules: fire while fewer GPUs than this are present (reads gpu_count).

@@ -6,12 +6,13 @@
 #include <cmath>
 
 #include "host/mounts.h"
+#include "nvml/pci.h"
 #include "nvml/types.h"
 
 namespace cardiac::rules {
 namespace {
 
-const std::vector<MetricInfo> kMetrics = {
+const std::vector<MetricInfo> kBaseMetrics = {
     {"gpu_up", Scope::kGpu, false, "1 when the GPU answers normally, 0 when lost/hung/erroring"},
     {"gpu_count", Scope::kHost, false, "GPUs NVML reports (0 when NVML is unusable)"},
     {"nvml_available", Scope::kHost, false, "1 when NVML loaded and initialised, else 0"},
@@ -55,7 +56,20 @@ const std::vector<MetricInfo> kMetrics = {
     {"host_nic_errors_total", Scope::kHost, true, "rx + tx errors (label nic)"},
     {"host_nic_drops_total", Scope::kHost, true, "rx + tx drops (label nic)"},
     {"host_inlet_temperature_c", Scope::kHost, false, "inlet/room temperature, °C (no source yet)"},
+    {"gpu_xid_errors_total", Scope::kGpu, true,
+     "Xids seen since the agent started (labels xid, pci_bus_id)", true},
 };
+
+// The base list plus one counter per fault class of health's catalog.
+const std::vector<MetricInfo> kMetrics = [] {
+  std::vector<MetricInfo> out = kBaseMetrics;
+  for (const auto& c : health::fault_classes()) {
+    const Scope scope =
+        c.fault_class == health::FaultClass::kSxidFatal ? Scope::kHost : Scope::kGpu;
+    out.push_back({c.rule_metric, scope, true, c.meaning, true});
+  }
+  return out;
+}();
 
 class Builder {
  public:
@@ -168,6 +182,40 @@ void add_host(Builder& b, const host::HostSnapshot& h, const host::HostRates* ra
   }
 }
 
+// Fault counters: labelled like the GPU on that bus in this sample when there is one.
+void add_faults(Builder& b, const nvml::GpuSnapshot& gpus, const KernelFaults& faults) {
+  auto labels_of = [&](const std::string& logged_bus) {
+    const std::string bus = nvml::normalize_pci_bus_id(logged_bus);
+    Labels l{{"pci_bus_id", bus}, {"gpu", bus}};
+    for (const auto& g : gpus.gpus) {
+      if (bus.empty() || nvml::normalize_pci_bus_id(g.pci_bus_id) != bus) continue;
+      l["gpu"] = std::to_string(g.index);
+      if (!g.uuid.empty()) l["uuid"] = g.uuid;
+    }
+    return l;
+  };
+  if (faults.xids) {
+    for (const auto& [key, count] : *faults.xids) {
+      Labels l = labels_of(key.first);
+      l["xid"] = std::to_string(key.second);
+      b.add("gpu_xid_errors_total", l, static_cast<double>(count));
+    }
+  }
+  if (faults.classes) {
+    for (const auto& [key, count] : *faults.classes) {
+      for (const auto& c : health::fault_classes()) {
+        if (c.fault_class != key.second) continue;
+        if (c.fault_class == health::FaultClass::kSxidFatal) {  // a switch, not a GPU
+          b.add(c.rule_metric, {{"pci_bus_id", nvml::normalize_pci_bus_id(key.first)}},
+                static_cast<double>(count));
+        } else {
+          b.add(c.rule_metric, labels_of(key.first), static_cast<double>(count));
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view scope_name(Scope s) {
@@ -206,7 +254,7 @@ double pcie_replays_per_lane_per_min(unsigned gen) {
 }
 
 SampleView build_sample_view(const nvml::GpuSnapshot& gpus, const host::HostSnapshot& host,
-                             const host::HostRates* rates, TimeNs at) {
+                             const host::HostRates* rates, TimeNs at, const KernelFaults& faults) {
   SampleView v;
   v.at = at;
   Builder b(v);
@@ -215,6 +263,7 @@ SampleView build_sample_view(const nvml::GpuSnapshot& gpus, const host::HostSnap
   b.add("nvml_available", {}, gpus.available ? 1.0 : 0.0);
   for (const auto& g : gpus.gpus) add_gpu(b, g);
   add_host(b, host, rates);
+  add_faults(b, gpus, faults);
   return v;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "health/faults.h"
 #include "host/host.h"
 #include "nvml/gpu.h"
 
@@ -39,6 +40,9 @@ struct MetricInfo {
   Scope scope;
   bool counter;  // only counters may be used by rate rules (resets are handled as counter resets)
   std::string_view help;
+  // A count of events since the agent started: a series that first appears with value N grew
+  // from 0 (the event that created it is part of the increase).
+  bool from_zero = false;
 };
 
 const std::vector<MetricInfo>& known_metrics();
@@ -47,10 +51,19 @@ const MetricInfo* find_metric(std::string_view name);
 // DCGM's expected PCIe replays per minute for one lane of generation `gen` (0 when unknown).
 double pcie_replays_per_lane_per_min(unsigned gen);
 
+// Kernel-log (and NVML event) faults counted since the agent started, by PCI bus id as
+// logged. Their points carry the labels gpu and uuid of the GPU on that bus in this sample,
+// plus pci_bus_id; a bus no GPU of the sample answers on gives gpu = the bus id.
+struct KernelFaults {
+  const health::XidCounts* xids = nullptr;       // gpu_xid_errors_total{xid=…}
+  const health::FaultCounts* classes = nullptr;  // one counter per health::fault_classes()
+};
+
 // Flattens one sample. Absent readings produce no point; `rates` (CPU busy, NIC utilization) may be
 // null on the first sample. `at` stamps the view.
 SampleView build_sample_view(const nvml::GpuSnapshot& gpus, const host::HostSnapshot& host,
-                             const host::HostRates* rates, TimeNs at);
+                             const host::HostRates* rates, TimeNs at,
+                             const KernelFaults& faults = {});
 
 // Canonical text of a label set, "gpu=0,uuid=GPU-1"; used as a key and in messages.
 std::string labels_key(const Labels& labels);

@@ -15,6 +15,8 @@
 #include "nvml/pci.h"
 #include "nvml/types.h"
 #include "platform/fs.h"
+#include "rules/defaults.h"
+#include "rules/engine.h"
 
 namespace cardiac::doctor {
 namespace {
@@ -172,11 +174,12 @@ TEST(CheckHardware, HealthyNodeHasNoFindings) {
   EXPECT_TRUE(out.empty()) << ids(out);
 }
 
-TEST(CheckHardware, ThermalThrottleSustainedIsCritical) {
+TEST(CheckHardware, ThermalThrottleSustainedIsAWarning) {
+  // Throttling at 88 °C is slow, not broken: a warning, as status and the alerts say.
   auto in = scenario_input("thermal-throttle.json", {0, 5, 10});
   auto out = run(in);
   const Finding* f = find(out, "gpu.thermal.slowdown", 1);
-  expect_finding(f, Category::kHardware, Severity::kCritical, "Check the airflow through GPU 1");
+  expect_finding(f, Category::kHardware, Severity::kWarning, "Check the airflow through GPU 1");
   EXPECT_EQ(f->gpu.serial, "1654922001251");
   EXPECT_NE(f->explanation.find("3 of 3 samples"), std::string::npos) << f->explanation;
   // The chart: the temperature over the window against the slowdown threshold.
@@ -246,6 +249,45 @@ TEST(CheckHardware, ThermalAgreesWithStatusVerdict) {
       EXPECT_EQ(thermal, nullptr) << thermal->id;
     }
   }
+}
+
+// docs/severity.md: one reading gets one severity from status, the alert rules and the doctor.
+TEST(CheckHardware, EightyEightDegreesHasOneSeverityEverywhere) {
+  for (bool throttling : {false, true}) {
+    SCOPED_TRACE(throttling ? "throttling" : "not throttling");
+    auto r = healthy(0);
+    r.temperature = 88;  // slowdown 87, shutdown 92 on this board
+    ASSERT_EQ(r.temperature_slowdown, 87u);
+    ASSERT_EQ(r.temperature_shutdown, 92u);
+    if (throttling) r.clock_event_reasons = nvml::kReasonHwThermalSlowdown;
+    const Severity status = health::severity_of(health::judge_gpu(r).level);
+    EXPECT_EQ(status, Severity::kWarning);
+
+    auto out = run(window({{r}, {r}, {r}}));
+    Severity doctor = Severity::kInfo;
+    for (const auto& f : out) {
+      if (f.id.starts_with("gpu.thermal.")) doctor = std::max(doctor, f.severity);
+    }
+    EXPECT_EQ(doctor, status);
+
+    auto defaults = rules::default_rules();
+    ASSERT_TRUE(defaults) << defaults.error().what();
+    rules::RuleEngine engine(*defaults);
+    nvml::GpuSnapshot gpus;
+    gpus.available = true;
+    gpus.gpus.push_back(r);
+    Severity alert = Severity::kInfo;
+    for (int s = 0; s <= 120; s += 10) {
+      const TimeNs at = kT0 + s * kNsPerSec;
+      for (const auto& t : engine.evaluate(rules::build_sample_view(gpus, {}, nullptr, at), at)) {
+        if (t.to == rules::AlertState::kFiring) alert = std::max(alert, t.severity);
+      }
+    }
+    EXPECT_EQ(alert, status);
+  }
+  EXPECT_EQ(health::level_name(health::level_of(Severity::kCritical)), "FAIL");
+  EXPECT_EQ(health::level_name(health::level_of(Severity::kWarning)), "WARN");
+  EXPECT_EQ(health::level_name(health::level_of(Severity::kInfo)), "OK");
 }
 
 TEST(CheckHardware, FanAtFullSpeedOnACoolGpuIsInfo) {

@@ -93,7 +93,7 @@ TEST(Exposition, AbsentValuesProduceNoSeries) {
         "cardiac_host_cpu_busy_ratio", "cardiac_gpu_retired_pages_sbe"}) {
     EXPECT_EQ(text.find(family), std::string::npos) << family;
   }
-  // The lost GPU has only its state series, no readings, no last Xid.
+  // The lost GPU has only its state series and fault counts, no readings, no last Xid.
   std::istringstream in(text);
   for (std::string l; std::getline(in, l);) {
     if (l.find(kGpu1 + "}") == std::string::npos && l.find(kGpu1 + ",") == std::string::npos) {
@@ -101,7 +101,8 @@ TEST(Exposition, AbsentValuesProduceNoSeries) {
     }
     EXPECT_TRUE(l.starts_with("cardiac_gpu_up{") || l.starts_with("cardiac_gpu_health{") ||
                 l.starts_with("cardiac_gpu_sample_duration_seconds{") ||
-                l.starts_with("cardiac_gpu_xid_errors_total{"))
+                l.starts_with("cardiac_gpu_xid_errors_total{") ||
+                l.starts_with("cardiac_gpu_kernel_faults_total{"))
         << l;
   }
 }
@@ -181,6 +182,24 @@ TEST(Exposition, XidsNotWatchedMeansNoXidSeries) {
   std::string text = render_metrics(in, {.hostname = "n", .compat_dcgm = true});
   EXPECT_EQ(text.find("xid"), std::string::npos);
   EXPECT_EQ(text.find("XID"), std::string::npos);
+}
+
+TEST(Exposition, FaultCountsStartAtZeroForEveryGpuAndClass) {
+  auto report = two_gpu_report();
+  auto in = full_input(report);
+  in.fault_counts[{"0000:18:00.0", health::FaultClass::kFallenOffBus}] = 3;
+  in.fault_counts[{"0000:c1:00.0", health::FaultClass::kSxidFatal}] = 1;  // an NVSwitch
+  const auto lines = lines_of(render_metrics(in, {.hostname = "node-1"}));
+  EXPECT_TRUE(
+      lines.count("cardiac_gpu_kernel_faults_total{" + kGpu0 + R"(,class="fallen_off_bus"} 3)"));
+  EXPECT_TRUE(
+      lines.count("cardiac_gpu_kernel_faults_total{" + kGpu0 + R"(,class="xid_critical"} 0)"));
+  EXPECT_TRUE(
+      lines.count("cardiac_gpu_kernel_faults_total{" + kGpu1 + R"(,class="reset_required"} 0)"));
+  EXPECT_TRUE(lines.count(
+      R"(cardiac_gpu_kernel_faults_total{pci_bus_id="0000:c1:00.0",hostname="node-1",class="sxid_fatal"} 1)"));
+  in.xids_watched = false;
+  EXPECT_EQ(render_metrics(in, {.hostname = "node-1"}).find("kernel_faults"), std::string::npos);
 }
 
 TEST(Exposition, EscapesLabelValuesAndHelp) {

@@ -76,6 +76,7 @@ TEST(Registry, ExactlyTheScopesGetterIsSet) {
         break;
       case Scope::kClockEvent:
       case Scope::kXidCount:
+      case Scope::kFaultCount:
       case Scope::kLastXid:
       case Scope::kQueueState:
       case Scope::kQueueUser:

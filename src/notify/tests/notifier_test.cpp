@@ -101,6 +101,23 @@ TEST(AlertmanagerNotifier, ConnectionRefusedIsAnError) {
   EXPECT_EQ(st.error().code, ErrorCode::kUnavailable);
 }
 
+TEST(WebhookNotifier, ErrorsSayWhatWentWrongInFull) {
+  int port = 0;
+  {
+    TestServer closed([](httplib::Server&) {});
+    port = closed.port();
+  }
+  auto hook = WebhookNotifier::create("http://127.0.0.1:" + std::to_string(port) + "/hook", {});
+  ASSERT_TRUE(hook);
+  auto st = (*hook)->deliver({sample("A")});
+  ASSERT_FALSE(st);
+  const std::string what = st.error().what();
+  // Not httplib's one word ("Connection"): what failed, where, and the possible causes.
+  EXPECT_NE(what.find("could not connect: refused"), std::string::npos) << what;
+  EXPECT_NE(what.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << what;
+  EXPECT_EQ(what.find("/hook"), std::string::npos) << what;  // paths may hold tokens
+}
+
 TEST(WebhookNotifier, PostsOurFormatWithHeaders) {
   Captured cap;
   TestServer server([&](httplib::Server& s) {

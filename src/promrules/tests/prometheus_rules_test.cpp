@@ -63,6 +63,46 @@ TEST(PromRules, EveryMetricNameIsExported) {
   EXPECT_GT(seen, 30u);
 }
 
+TEST(PromRules, XidAndFaultCounterRulesAreTranslated) {
+  auto parsed = rules::parse_rules(R"toml(
+[[rule]]
+name = "xid_seen"
+metric = "increase(gpu_xid_errors_total[10m])"
+op = ">"
+threshold = 0
+severity = "critical"
+description = "GPU {gpu}: Xid {xid}, {value} times"
+
+[[rule]]
+name = "xid_rate"
+metric = "rate(gpu_xid_errors_total[5m])"
+op = ">"
+threshold = 1
+)toml",
+                                   "rules.toml");
+  ASSERT_TRUE(parsed) << parsed.error().what();
+  std::vector<std::string> skipped;
+  const std::string yaml = export_prometheus_rules(*parsed, &skipped);
+  EXPECT_TRUE(skipped.empty()) << skipped.front();
+  const std::string xid = alert_block(yaml, "xid_seen");
+  EXPECT_NE(xid.find(R"(expr: "increase(cardiac_gpu_xid_errors_total[10m]) > 0")"),
+            std::string::npos)
+      << xid;
+  EXPECT_NE(xid.find("Xid {{ $labels.xid }}, {{ $value | humanize }} times"), std::string::npos)
+      << xid;
+  EXPECT_NE(alert_block(yaml, "xid_rate")
+                .find(R"(expr: "increase(cardiac_gpu_xid_errors_total[5m]) * 1 / 300 > 1")"),
+            std::string::npos)
+      << yaml;
+  // The defaults' fault-class rules read the exported fault counter by class.
+  const std::string all = export_prometheus_rules(defaults(), nullptr);
+  EXPECT_NE(
+      alert_block(all, "gpu_fallen_off_bus")
+          .find(R"(increase(cardiac_gpu_kernel_faults_total{class=\"fallen_off_bus\"}[1h]) > 0)"),
+      std::string::npos)
+      << alert_block(all, "gpu_fallen_off_bus");
+}
+
 TEST(PromRules, ConvertsUnits) {
   const std::string yaml = export_prometheus_rules(defaults(), nullptr);
   EXPECT_NE(alert_block(yaml, "gpu_memory_nearly_full")

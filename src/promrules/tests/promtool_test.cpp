@@ -70,8 +70,9 @@ constexpr std::string_view kGpuYaml =
     R"(gpu: "0", uuid: "GPU-1", pci_bus_id: "00000000:3B:00.0", model: "NVIDIA H100", )"
     R"(hostname: "node-1")";
 
-// `promtool test rules` input: the thermal rules must fire only after their `for`, and
-// host_memory_low must hold between its threshold and its clear level.
+// `promtool test rules` input: the thermal rules must fire only after their `for`,
+// host_memory_low must hold between its threshold and its clear level, and a GPU that fell off
+// the bus pages at once.
 constexpr std::string_view kUnitTests = R"yaml(rule_files:
   - rules.yml
 evaluation_interval: 15s
@@ -89,7 +90,22 @@ tests:
         values: '100x40'
       - series: 'cardiac_host_memory_available_bytes{hostname="node-1"}'
         values: '4x8 7x8 12x20'
+      # The agent exports 0 for every GPU and class; five kernel-log lines arrive at 45 s.
+      - series: 'cardiac_gpu_kernel_faults_total{@GPU@,class="fallen_off_bus"}'
+        values: '0 0 0 5x20'
     alert_rule_test:
+      # A GPU fault pages at once, and the alert carries the count of kernel-log events.
+      - eval_time: 30s
+        alertname: gpu_fallen_off_bus
+        exp_alerts: []
+      - eval_time: 1m
+        alertname: gpu_fallen_off_bus
+        exp_alerts:
+          - exp_labels: {severity: "critical", class: "fallen_off_bus", @GPU_LABELS@}
+            exp_annotations:
+              summary: "gpu_fallen_off_bus on node-1 GPU 0"
+              description: "GPU 0 (00000000:3B:00.0) has fallen off the bus (Xid 79), 5 kernel-log events; reboot the machine, then check power, seating and riser"
+              cardiac_note: "the value is the window's increase; cardiac's alert counts every occurrence since it started firing"
       # 78 °C is within 5 °C of the 83 °C slowdown threshold: pending first, firing after 1m.
       - eval_time: 30s
         alertname: gpu_temperature_near_slowdown
@@ -137,7 +153,7 @@ std::string unit_tests() {
   return out;
 }
 
-TEST_F(PromtoolTest, ThermalAndHysteresisUnitTests) {
+TEST_F(PromtoolTest, ThermalHysteresisAndFaultUnitTests) {
   std::ofstream(dir_ / "tests.yml") << unit_tests();
   const Outcome r = run("cd '" + dir_.string() + "' && promtool test rules tests.yml");
   EXPECT_EQ(r.exit_code, 0) << r.output;

@@ -47,6 +47,17 @@ TEST(Engine, ThresholdFiresOnlyAfterFor) {
   EXPECT_EQ(e.firing()[0].second, "gpu=0");
 }
 
+TEST(Engine, PendingIsNotWordedAsFiring) {
+  RuleEngine e(rules_from(kHot));
+  auto t = e.evaluate(view({{"gpu_temperature", gpu(0), 85}}), at_s(0));
+  ASSERT_EQ(t.size(), 1u);
+  ASSERT_EQ(t[0].to, AlertState::kPending);
+  EXPECT_EQ(t[0].description, "pending, fires if it still holds after 5m: GPU 0 at 85 C");
+  t = e.evaluate(view({{"gpu_temperature", gpu(0), 85}}), at_s(300));
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].description, "GPU 0 at 85 C");  // firing: the rule's own words
+}
+
 TEST(Engine, PendingThatClearsNeverFires) {
   RuleEngine e(rules_from(kHot));
   EXPECT_EQ(e.evaluate(view({{"gpu_temperature", gpu(0), 85}}), at_s(0)).size(), 1u);
