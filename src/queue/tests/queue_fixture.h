@@ -45,6 +45,9 @@ class QueueFixture : public ::testing::Test {
 
   void set_view(const std::function<void(health::StatusReport&)>& change) {
     std::lock_guard lock(mu_);
+    // As the agent does: once a sample has listed GPUs, they have been seen, whatever NVML
+    // says later.
+    if (view_.report->nvml.available && !view_.report->gpus.empty()) view_.gpus_seen = true;
     auto next = std::make_shared<health::StatusReport>(*view_.report);
     change(*next);
     view_.report = next;
