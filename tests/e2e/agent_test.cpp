@@ -245,6 +245,11 @@ TEST(Agent, GpuFaultsBecomeIncidentsThatEndWhenTheGpuRecovers) {
   AgentProcess agent(sc.dump(), "");
   agent.agent_keys("interval = \"200ms\"\n");
   ASSERT_TRUE(agent.start());
+  // /healthz answers before the first sample; the GPU is lost after the agent has seen it.
+  ASSERT_TRUE(eventually([&] {
+    auto j = nlohmann::json::parse(agent.get("/api/v1/status").second, nullptr, false);
+    return j.is_object() && j.contains("gpus") && j["gpus"].size() == 8;
+  }));
   sc["devices"][5]["state"] = "lost";
   agent.write_scenario(sc.dump());
   auto incidents = [&] {
@@ -254,7 +259,8 @@ TEST(Agent, GpuFaultsBecomeIncidentsThatEndWhenTheGpuRecovers) {
   ASSERT_TRUE(eventually([&] {
     auto j = incidents();
     return j.is_array() && j.size() == 1;
-  }));
+  })) << run_cardiac({"incidents", "--json", "--state-dir", agent.state_dir()}).out
+     << agent.get("/api/v1/status").second;
   auto open = incidents()[0];
   EXPECT_EQ(open["gpu"], 5);
   EXPECT_EQ(open["kind"], "lost");
