@@ -2,7 +2,6 @@
 // The agent's control socket.
 #include "agent/control.h"
 
-#include <grp.h>
 #include <unistd.h>
 
 #include <vector>
@@ -20,17 +19,6 @@ Error denied(std::string message) {
   Error e = Error::invalid(std::move(message));
   e.code = ErrorCode::kPermission;
   return e;
-}
-
-Result<std::optional<gid_t>> admin_group(const std::string& name) {
-  if (name.empty()) return std::optional<gid_t>();
-  std::vector<char> buf(16384);
-  group g{};
-  group* found = nullptr;
-  if (getgrnam_r(name.c_str(), &g, buf.data(), buf.size(), &found) != 0 || !found) {
-    return fail(Error::invalid(fmt::format("no such group '{}'", name), "[queue] admin_group"));
-  }
-  return std::optional<gid_t>(found->gr_gid);
 }
 
 Result<std::string> string_member(const nlohmann::json& req, const char* name, bool required) {
@@ -93,11 +81,9 @@ nlohmann::json handle_control(AgentState& s, const queue::AuthPolicy& policy,
 
 Result<std::unique_ptr<queue::SocketServer>> start_control(AgentState& s) {
   const config::Config& c = s.options.config;
-  queue::AuthPolicy policy;
-  policy.agent_uid = geteuid();
-  auto admin = admin_group(c.queue.admin_group);
-  if (!admin) return fail(admin.error());
-  policy.admin_gid = *admin;
+  auto auth = queue::make_auth_policy(c.queue.admin_group);
+  if (!auth) return fail(auth.error());
+  const queue::AuthPolicy policy = *auth;
   auto server = std::make_unique<queue::SocketServer>(
       c.agent.state_dir + "/" + kControlSocketName,
       [&s, policy](const queue::Principal& who, const nlohmann::json& req) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "core/format.h"
 
@@ -21,6 +22,21 @@ Error denied(std::string message) {
 }
 
 }  // namespace
+
+Result<AuthPolicy> make_auth_policy(const std::string& admin_group) {
+  AuthPolicy p;
+  p.agent_uid = geteuid();
+  if (admin_group.empty()) return p;
+  std::vector<char> buf(16384);
+  group g{};
+  group* found = nullptr;
+  if (getgrnam_r(admin_group.c_str(), &g, buf.data(), buf.size(), &found) != 0 || !found) {
+    return fail(
+        Error::invalid(fmt::format("no such group '{}'", admin_group), "[queue] admin_group"));
+  }
+  p.admin_gid = found->gr_gid;
+  return p;
+}
 
 Principal resolve_principal(uid_t uid, gid_t gid, pid_t pid) {
   Principal p;

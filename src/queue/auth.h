@@ -36,6 +36,10 @@ struct AuthPolicy {
   std::optional<gid_t> admin_gid;  // [queue] admin_group, resolved
 };
 
+// The agent's own uid and `[queue] admin_group` looked up (empty: no admin group); the queue's
+// socket and the agent's control socket both let callers through by it.
+Result<AuthPolicy> make_auth_policy(const std::string& admin_group);
+
 [[nodiscard]] bool is_admin(const AuthPolicy& p, const Principal& who);
 // Whether the caller may talk to this agent at all.
 [[nodiscard]] Status may_use(const AuthPolicy& p, const Principal& who);

@@ -3,7 +3,6 @@
 #include "queue/queue.h"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -20,20 +19,6 @@
 #include "store/schema.h"
 
 namespace cardiac::queue {
-namespace {
-
-Result<std::optional<gid_t>> resolve_group(const std::string& name) {
-  if (name.empty()) return std::optional<gid_t>();
-  std::vector<char> buf(16384);
-  group g{};
-  group* found = nullptr;
-  if (getgrnam_r(name.c_str(), &g, buf.data(), buf.size(), &found) != 0 || !found) {
-    return fail(Error::invalid(fmt::format("no such group '{}'", name), "[queue] admin_group"));
-  }
-  return std::optional<gid_t>(found->gr_gid);
-}
-
-}  // namespace
 
 const std::vector<double>& wait_bounds_seconds() {
   static const std::vector<double> kBounds = {0.1, 1,    5,     15,    60,    300,
@@ -59,10 +44,9 @@ Status Queue::start() {
     return fail(e);
   }
   policy_ = policy_config(*policy, s);
-  auto admin = resolve_group(s.admin_group);
-  if (!admin) return fail(admin.error());
-  auth_.agent_uid = geteuid();
-  auth_.admin_gid = *admin;
+  auto auth = make_auth_policy(s.admin_group);
+  if (!auth) return fail(auth.error());
+  auth_ = *auth;
 
   std::error_code ec;
   std::filesystem::create_directories(jobs_dir(options_.state_dir), ec);

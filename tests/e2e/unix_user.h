@@ -43,7 +43,8 @@ class TestUser {
   gid_t gid_ = 0;
 };
 
-// Runs `binary args...` as `user` in `cwd` with a small environment naming `state_dir`.
+// Runs `binary args...` as `user` (nullptr: as ourselves, root) in `cwd` with a small
+// environment naming `state_dir` (and `cwd` as $WORK, for job scripts).
 inline RunResult run_as(const TestUser* user, const std::string& binary, const std::string& cwd,
                         const std::string& state_dir, const std::vector<std::string>& args) {
   char out_t[] = "/tmp/cardiac-e2e-out-XXXXXX";
@@ -58,7 +59,8 @@ inline RunResult run_as(const TestUser* user, const std::string& binary, const s
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::vector<std::string> env_s = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/",
-                                    "USER=" + user->name(), "CARDIAC_STATE_DIR=" + state_dir};
+                                    "USER=" + std::string(user ? user->name() : "root"),
+                                    "CARDIAC_STATE_DIR=" + state_dir, "WORK=" + cwd};
   std::vector<char*> envp;
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -66,8 +68,8 @@ inline RunResult run_as(const TestUser* user, const std::string& binary, const s
   if (pid == 0) {
     dup2(out_fd, 1);
     dup2(err_fd, 2);
-    if (initgroups(user->name().c_str(), user->gid()) != 0 || setgid(user->gid()) != 0 ||
-        setuid(user->uid()) != 0) {
+    if (user && (initgroups(user->name().c_str(), user->gid()) != 0 || setgid(user->gid()) != 0 ||
+                 setuid(user->uid()) != 0)) {
       _exit(120);
     }
     if (chdir(cwd.c_str()) != 0) _exit(121);
