@@ -260,7 +260,7 @@ TEST(Agent, GpuFaultsBecomeIncidentsThatEndWhenTheGpuRecovers) {
     auto j = incidents();
     return j.is_array() && j.size() == 1;
   })) << run_cardiac({"incidents", "--json", "--state-dir", agent.state_dir()}).out
-     << agent.get("/api/v1/status").second;
+      << agent.get("/api/v1/status").second;
   auto open = incidents()[0];
   EXPECT_EQ(open["gpu"], 5);
   EXPECT_EQ(open["kind"], "lost");
