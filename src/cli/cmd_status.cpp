@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -89,6 +90,8 @@ int run_status(StatusOptions o, Context& ctx) {
     return kExitUsage;
   }
   auto fs = std::make_shared<RootFs>(o.root);
+  std::error_code ec;
+  const bool live = std::filesystem::equivalent(o.root, "/", ec);
   if (!fs->exists("/proc")) {
     ctx.err << "cardiac status: --root " << o.root << ": no proc/ directory under it\n";
     return kExitUsage;
@@ -111,7 +114,9 @@ int run_status(StatusOptions o, Context& ctx) {
     health::name_gpu_processes(*fs, gpus);
     host::HostSnapshot after = read_host(fs, ctx.clock, *timeout);
     std::optional<host::HostRates> rates;
-    if (after.taken_at - before.taken_at >= kMinRateInterval) {
+    // A captured tree does not change between two reads: rates over it would be zeros made up
+    // from this machine's clock, and the report would depend on how long the GPU sample took.
+    if (live && after.taken_at - before.taken_at >= kMinRateInterval) {
       rates = host::compute_rates(before, after);
     }
     previous = after;
