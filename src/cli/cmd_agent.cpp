@@ -53,8 +53,13 @@ int run_agent(const AgentFlags& f, bool config_named, Context& ctx) {
   if (!f.metrics_compat.empty()) cfg->agent.metrics_compat = f.metrics_compat;
   if (!f.interval.empty()) {
     auto ns = parse_duration_ns(f.interval);
-    if (!ns || *ns <= 0) {
+    if (!ns) {
       ctx.err << "cardiac agent: --interval: not a duration: '" << f.interval << "'\n";
+      return kExitUsage;
+    }
+    if (*ns <= 0) {
+      ctx.err << "cardiac agent: --interval '" << f.interval
+              << "': the sampling interval must be positive (e.g. 1s, 100ms)\n";
       return kExitUsage;
     }
     cfg->agent.interval = *ns;
@@ -96,8 +101,10 @@ Runner register_agent(CLI::App& sub) {
                  "/var/lib/cardiac)");
   sub.add_option("--listen", f->listen, "HTTP address:port (default 127.0.0.1:9847)");
   sub.add_option("--nvml-lib", f->nvml_lib, "NVML library to load");
-  sub.add_option("--metrics-compat", f->metrics_compat, "\"dcgm\": also dcgm-exporter names")
-      ->check(CLI::IsMember({"dcgm", ""}));
+  // option_text: the help shows `--metrics-compat dcgm`, not the validator's `TEXT:{dcgm}`.
+  sub.add_option("--metrics-compat", f->metrics_compat, "Also export dcgm-exporter's metric names")
+      ->check(CLI::IsMember({"dcgm"}))
+      ->option_text("dcgm");
   sub.add_option("--interval", f->interval, "GPU sampling interval (default 1s)");
   sub.add_flag("--print-default-config", f->print_default_config,
                "Print the commented default configuration and exit");

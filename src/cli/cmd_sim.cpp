@@ -167,7 +167,10 @@ int run_checkpoint(const CheckpointFlags& f, Context& ctx) {
     if (!given) return kExitUsage;
     if (*given <= 0) return usage(fmt::format("--interval '{}' must be positive", f.interval));
   }
-  if (f.gpus <= 0) return usage("--gpus must be positive");
+  // A job has a whole number of GPUs: 1.4 would be printed as 1 and computed as 1.4.
+  if (!(f.gpus >= 1) || !std::isfinite(f.gpus) || f.gpus != std::floor(f.gpus)) {
+    return usage(fmt::format("--gpus {:g}: expected a whole positive number of GPUs", f.gpus));
+  }
   if (f.mtbf_gpu_hours && !f.failures.empty()) {
     return usage("give --mtbf-gpu-hours or --failures, not both");
   }
@@ -240,11 +243,11 @@ int run_checkpoint(const CheckpointFlags& f, Context& ctx) {
     return kExitOk;
   }
   ctx.out << fmt::format(
-      "job of {:.0f} GPUs, MTBF {:.0f} GPU-hours: one failure every {:.2f} h ({:.2f} a day)\n"
+      "job of {:.0f} GPU{}, MTBF {:.0f} GPU-hours: one failure every {:.2f} h ({:.2f} a day)\n"
       "write {:g} s ({}), restart {:g} s\n\n"
       "  {:<12} {:>13}   {:>15}   {:>18}\n",
-      a.gpus, mtbf_gpu_h, a.job_mtbf_s / 3600, a.failures_per_day, a.write_s,
-      f.overlap ? "overlapped with compute" : "blocking", a.restart_s, "", "interval",
+      a.gpus, a.gpus == 1 ? "" : "s", mtbf_gpu_h, a.job_mtbf_s / 3600, a.failures_per_day,
+      a.write_s, f.overlap ? "overlapped with compute" : "blocking", a.restart_s, "", "interval",
       "ETTR full model", "first-order (Meta)");
   const std::map<std::string, std::string> labels = {
       {"young", "Young"}, {"daly", "Daly"}, {"given", "--interval"}};

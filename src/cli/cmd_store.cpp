@@ -46,7 +46,12 @@ int run_history(const HistoryFlags& f, Context& ctx) {
                            format_iso8601(*until), format_iso8601(*since));
     return kExitUsage;
   }
-  auto db = open_agent_store(resolve_state_dir(f.state_dir));
+  if (f.gpu && *f.gpu < 0) {
+    ctx.err << fmt::format("cardiac history: --gpu {}: a GPU index is 0 or more\n", *f.gpu);
+    return kExitUsage;
+  }
+  const std::string state_dir = resolve_state_dir(f.state_dir);
+  auto db = open_agent_store(state_dir);
   if (!db) {
     ctx.err << "cardiac history: " << db.error().what() << "\n";
     return kExitCannotRun;
@@ -61,6 +66,19 @@ int run_history(const HistoryFlags& f, Context& ctx) {
   if (!h) {
     ctx.err << "cardiac history: " << h.error().what() << "\n";
     return kExitCannotRun;
+  }
+  // An empty answer is exit 0 either way; a GPU the store never saw (a typo, another host's
+  // index) is named, so it does not pass for a quiet hour.
+  if (h->points.empty() && q.gpu) {
+    auto seen = store::has_gpu_series(*db, q.metric, *q.gpu);
+    if (!seen) {
+      ctx.err << "cardiac history: " << seen.error().what() << "\n";
+      return kExitCannotRun;
+    }
+    if (!*seen) {
+      ctx.err << fmt::format("cardiac history: no samples for GPU {} in {}/cardiac.db ({})\n",
+                             *q.gpu, state_dir, q.metric);
+    }
   }
   if (f.json) {
     nlohmann::json pts = nlohmann::json::array();

@@ -124,6 +124,22 @@ Status check_history_query(const Db& db, const HistoryQuery& q) {
   return {};
 }
 
+Result<bool> has_gpu_series(const Db& db, const std::string& metric, unsigned gpu) {
+  // Each probe is one seek on a (metric_id, gpu, time) index.
+  auto st = db.prepare(
+      "SELECT EXISTS (SELECT 1 FROM samples WHERE metric_id = "
+      "(SELECT id FROM metrics WHERE name = ?1) AND gpu = ?2) "
+      "OR EXISTS (SELECT 1 FROM rollup_1m WHERE metric_id = "
+      "(SELECT id FROM metrics WHERE name = ?1) AND gpu = ?2) "
+      "OR EXISTS (SELECT 1 FROM rollup_1h WHERE metric_id = "
+      "(SELECT id FROM metrics WHERE name = ?1) AND gpu = ?2)");
+  if (!st) return fail(std::move(st).error());
+  st->bind_all(metric, std::int64_t{gpu});
+  auto row = st->step();
+  if (!row) return fail(std::move(row).error());
+  return *row && st->column_int64(0) != 0;
+}
+
 Result<History> history(const Db& db, const HistoryQuery& q) {
   if (q.step <= 0) return fail(Error::invalid("history step must be positive", q.metric));
   History out;

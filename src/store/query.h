@@ -50,6 +50,10 @@ struct History {
 // a GPU metric without a GPU, a host metric with one, until before since, a step <= 0.
 [[nodiscard]] Status check_history_query(const Db& db, const HistoryQuery& q);
 
+// Whether the store holds any value of `metric` for GPU `gpu`, raw or rolled up, at any time:
+// tells a GPU index the store never saw from a range that merely has no data.
+[[nodiscard]] Result<bool> has_gpu_series(const Db& db, const std::string& metric, unsigned gpu);
+
 // The series of `q.metric` for `q.gpu` in [since, until), one point per step with data.
 // A rollup bucket counts when its start lies in the range. The part of the range that the
 // chosen level has not rolled up yet (the current minute or hour) is filled from the next finer

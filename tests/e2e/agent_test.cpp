@@ -228,6 +228,27 @@ TEST(Agent, BadConfigurationAndStateAreClearErrors) {
   std::filesystem::remove(bad);
 }
 
+TEST(Agent, HelpAndBadFlagsReadCleanly) {
+  RunResult help = run_cardiac({"agent", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  // Not CLI11's `TEXT:{dcgm,}`, whose empty choice reads as a typo.
+  EXPECT_NE(help.out.find("--metrics-compat dcgm"), std::string::npos) << help.out;
+  EXPECT_EQ(help.out.find("{dcgm,}"), std::string::npos) << help.out;
+  RunResult other = run_cardiac({"agent", "--metrics-compat", "prometheus"});
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.err.find("--metrics-compat"), std::string::npos) << other.err;
+
+  // 0 is a duration; it is the value that is wrong.
+  RunResult zero = run_cardiac({"agent", "--interval", "0"});
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_NE(zero.err.find("--interval '0': the sampling interval must be positive"),
+            std::string::npos)
+      << zero.err;
+  RunResult word = run_cardiac({"agent", "--interval", "often"});
+  EXPECT_EQ(word.exit_code, 2);
+  EXPECT_NE(word.err.find("--interval: not a duration: 'often'"), std::string::npos) << word.err;
+}
+
 TEST(Agent, PrintsItsDefaultConfiguration) {
   RunResult r = run_cardiac({"agent", "--print-default-config"});
   EXPECT_EQ(r.exit_code, 0);

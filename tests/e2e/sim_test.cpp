@@ -316,5 +316,21 @@ TEST(SimE2E, CheckpointRefusesTwoSourcesOfTheFailureRate) {
   EXPECT_NE(r.err.find("--interval"), std::string::npos) << r.err;
 }
 
+// A job runs on whole GPUs: 1.4 used to be printed as "1 GPUs" and computed as 1.4.
+TEST(SimE2E, CheckpointTakesAWholePositiveNumberOfGpus) {
+  for (const char* gpus : {"1.4", "0", "-2", "0.5"}) {
+    auto r = run_cardiac({"sim", "checkpoint", "--gpus", gpus, "--mtbf-gpu-hours", "100"});
+    EXPECT_EQ(r.exit_code, 2) << gpus << ": " << r.out;
+    EXPECT_NE(r.err.find("--gpus"), std::string::npos) << gpus << ": " << r.err;
+    EXPECT_NE(r.err.find("whole positive number"), std::string::npos) << gpus << ": " << r.err;
+  }
+  auto one = run_cardiac({"sim", "checkpoint", "--gpus", "1", "--mtbf-gpu-hours", "100"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("job of 1 GPU, "), std::string::npos) << one.out;
+  auto two = run_cardiac({"sim", "checkpoint", "--gpus", "2", "--mtbf-gpu-hours", "100"});
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_NE(two.out.find("job of 2 GPUs, "), std::string::npos) << two.out;
+}
+
 }  // namespace
 }  // namespace cardiac::e2e

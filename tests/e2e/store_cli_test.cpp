@@ -90,6 +90,28 @@ TEST_F(StoreCli, HistoryRefusesQueriesThatCanOnlyBeEmptyByMistake) {
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
+// A GPU index below 0 is a mistake; one the store never saw printed an empty table as if the
+// GPU had been quiet.
+TEST_F(StoreCli, HistoryRefusesANegativeGpuAndNamesAGpuWithNoSamples) {
+  auto r = cardiac({"history", "--metric", "gpu_temperature", "--gpu", "-1"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("--gpu -1"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+
+  r = cardiac({"history", "--metric", "gpu_temperature", "--gpu", "99"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;  // an empty answer, as for a range with no data
+  EXPECT_NE(r.err.find("no samples for GPU 99 in " + dir_ + "/cardiac.db"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "time  avg  min  max  count\n");
+
+  // A GPU the store knows, over a range without data: the empty table, and no such note.
+  r = cardiac(
+      {"history", "--metric", "gpu_temperature", "--gpu", "0", "--since", "3h", "--until", "2h"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("no samples"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "time  avg  min  max  count\n");
+}
+
 TEST_F(StoreCli, EventsLimitMustBePositive) {
   auto r = cardiac({"events", "--limit", "0"});
   EXPECT_EQ(r.exit_code, 2) << r.out;

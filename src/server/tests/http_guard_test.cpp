@@ -129,6 +129,52 @@ TEST_F(GuardTest, BodylessAckWorks) {
   EXPECT_EQ(backend.last_who, kTokenPrincipal);
 }
 
+// One whole response (head and Content-Length body) read from a connection that stays open,
+// as curl's does; empty when none arrives within `deadline`.
+std::string read_response(int fd, std::chrono::milliseconds deadline) {
+  auto until = std::chrono::steady_clock::now() + deadline;
+  std::string out;
+  while (std::chrono::steady_clock::now() < until) {
+    auto end = out.find("\r\n\r\n");
+    if (end != std::string::npos) {
+      auto cl = out.find("Content-Length: ");
+      std::size_t body = cl < end ? std::stoul(out.substr(cl + 16)) : 0;
+      if (out.size() >= end + 4 + body) return out;
+    }
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 50) <= 0) continue;
+    char buf[4096];
+    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return {};
+}
+
+// Exactly what `curl -s -X POST -H "Authorization: Bearer $TOKEN" …/ack` sends, the command in
+// docs/api.md: no Content-Length, no Transfer-Encoding, so no body (RFC 9112), and the
+// connection stays open. The token decides, not the missing length.
+TEST_F(GuardTest, CurlBodylessPostWithoutContentLengthIsAnsweredByTheTokenCheck) {
+  start();
+  auto curl_ack = [&](int id, const std::string& auth) {
+    int fd = connect_from("127.0.0.1", port);
+    if (fd < 0) return std::string("connect failed");
+    held.push_back(fd);
+    send_text(fd, "POST /api/v1/alerts/" + std::to_string(id) +
+                      "/ack HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                      "\r\nUser-Agent: curl/7.88.1\r\nAccept: */*\r\n" + auth + "\r\n");
+    std::string r = read_response(fd, std::chrono::seconds(20));
+    return r.substr(0, r.find("\r\n"));
+  };
+  EXPECT_EQ(curl_ack(2, "Authorization: Bearer " + std::string(kToken) + "\r\n"),
+            "HTTP/1.1 200 OK");
+  EXPECT_EQ(backend.last_ack_id, 2);
+  EXPECT_EQ(backend.last_who, kTokenPrincipal);
+  EXPECT_EQ(curl_ack(5, ""), "HTTP/1.1 401 Unauthorized");
+  EXPECT_EQ(curl_ack(6, "Authorization: Bearer wrong\r\n"), "HTTP/1.1 403 Forbidden");
+  EXPECT_EQ(backend.last_ack_id, 2);
+}
+
 TEST_F(GuardTest, ForeignOriginIsRefused) {
   start();
   auto h = bearer();
