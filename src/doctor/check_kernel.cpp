@@ -143,6 +143,13 @@ std::string times_text(std::size_t n) {
   return fmt::format("{} times", n);
 }
 
+// A driver line quoted as the end of a sentence: its own full stop ends it ("…off the bus.").
+std::string quoted_sentence(std::string_view line) {
+  const bool ends =
+      !line.empty() && (line.back() == '.' || line.back() == '!' || line.back() == '?');
+  return fmt::format("\"{}\"{}", line, ends ? "" : ".");
+}
+
 std::string cli_id(const GpuRef& g) {
   if (g.index) return std::to_string(*g.index);
   if (!g.pci_bus_id.empty()) return g.pci_bus_id;
@@ -443,16 +450,16 @@ Finding xid_finding(const Analysis& a, const XidGroup& g) {
     }
     for (auto i : g.follow_ons) {
       if (a.ev(i).xid == 154) {
-        expl += fmt::format(" The driver then said: \"{}\".", a.ev(i).message);
+        expl += " The driver then said: " + quoted_sentence(a.ev(i).message);
         break;
       }
     }
   }
   if (g.related.size() == 1) {
-    expl += fmt::format(" The driver also said: \"{}\".", a.ev(g.related.front()).message);
+    expl += " The driver also said: " + quoted_sentence(a.ev(g.related.front()).message);
   } else if (!g.related.empty()) {
-    expl += fmt::format(" The driver also printed {} related lines, such as \"{}\".",
-                        g.related.size(), a.ev(g.related.front()).message);
+    expl += fmt::format(" The driver also printed {} related lines, such as {}", g.related.size(),
+                        quoted_sentence(a.ev(g.related.front()).message));
   }
   if (g.xid == 119 || g.xid == 120) {
     auto hung = hung_nvidia_tasks(a, a.boot_of[g.roots.front()]);
@@ -464,7 +471,8 @@ Finding xid_finding(const Analysis& a, const XidGroup& g) {
   if (!info.known) f.confidence = Confidence::kMedium;
 
   std::string what(info.meaning);
-  f.title = fmt::format("Xid {} on {}: {}{}", g.xid, label, what,
+  // Every report puts the GPU before the title: the title names it only when nothing does.
+  f.title = fmt::format("Xid {}{}: {}{}", g.xid, f.gpu.label().empty() ? " on " + label : "", what,
                         n > 1 ? fmt::format(" ({} times)", n) : "");
   if (info.app_error && !procs.empty() && f.category == Category::kDriver) {
     f.title += " in " + procs;
@@ -490,7 +498,7 @@ Finding fallen_finding(const Analysis& a, const std::string& bus,
   f.severity = Severity::kCritical;
   f.confidence = Confidence::kHigh;
   const std::string label = bus.empty() ? "A GPU" : gpu_label(f.gpu);
-  f.title = fmt::format("{} has fallen off the bus", label);
+  f.title = bus.empty() ? "A GPU has fallen off the bus" : "Fallen off the bus";
   f.explanation = fmt::format(
       "The driver reported {} {}{} that the GPU no longer answers on PCIe (its registers read "
       "all ones): the link to it is down and nothing can use it until the machine reboots.",

@@ -28,9 +28,11 @@ Finding read_finding(const DoctorInput& in, std::string id, std::string title,
   e.kind = "reading";
   e.source = in.kmsg_source;
   const KernelLogRead& r = *in.kmsg_read;
-  e.text = fmt::format(
-      "{} non-empty line{}, {} looked like a log line{}", r.lines, r.lines == 1 ? "" : "s",
-      r.log_lines, r.compression.empty() ? "" : fmt::format(" (read through {})", r.compression));
+  const std::string through =
+      r.compression.empty() ? "" : fmt::format(" (read through {})", r.compression);
+  e.text = r.binary ? fmt::format("{} bytes of binary data, 0 lines read{}", r.bytes, through)
+                    : fmt::format("{} non-empty line{}, {} looked like a log line{}", r.lines,
+                                  r.lines == 1 ? "" : "s", r.log_lines, through);
   f.evidence.push_back(std::move(e));
   return f;
 }
@@ -46,7 +48,16 @@ void check_kernel_log_read(const DoctorInput& in, std::vector<Finding>& out) {
       "Give the doctor a kernel log: `dmesg`, `journalctl -k`, /var/log/kern.log (rotated ones "
       "may be .gz, .xz or .zst), or a /dev/kmsg dump",
   };
-  if (r.lines == 0) {
+  if (r.binary) {
+    Finding f = read_finding(
+        in, "kmsg.unrecognised",
+        fmt::format("{} is binary data, not a kernel log: {} bytes, 0 lines read", src, r.bytes),
+        "It holds NUL or control bytes no text carries (an executable, a database, an image, or "
+        "a compression the doctor does not know), so none of it was read as log lines: the "
+        "absence of kernel-log findings below means nothing.");
+    f.actions = not_judged;
+    out.push_back(std::move(f));
+  } else if (r.lines == 0) {
     Finding f = read_finding(in, "kmsg.empty", fmt::format("The kernel log {} is empty", src),
                              "It holds no line at all, so no kernel event could be judged: the "
                              "absence of kernel-log findings below means nothing.");

@@ -409,7 +409,7 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
       return fail(Error::not_found("no such file", "--db " + o.db));
     }
     // Read-only: the doctor looks at the agent's store and never writes into it.
-    auto opened = store::open_store_read_only(o.db);
+    auto opened = store::open_store_read_only(o.db, store::StoreFile::kInput);
     if (!opened) return fail(opened.error().with_context("--db " + o.db));
     db.emplace(std::move(*opened));
     auto hist = snapshots_from_store(*db, in.now - o.history);
@@ -527,8 +527,9 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
     skipped.emplace_back("kernel log: --offline without --kmsg FILE");
   }
   if (klog) {
-    in.kmsg_read = KernelLogRead{klog->lines,           klog->log_lines,   klog->long_lines,
-                                 klog->first_long_line, klog->compression, klog->read_notes};
+    in.kmsg_read =
+        KernelLogRead{klog->lines,       klog->log_lines,  klog->long_lines, klog->first_long_line,
+                      klog->compression, klog->read_notes, klog->binary,     klog->bytes};
     in.events = std::move(klog->events);
     in.boots = std::move(klog->boots);
     in.event_context = std::move(klog->context);

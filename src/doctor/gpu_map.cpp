@@ -22,13 +22,18 @@ GpuMap::GpuMap(const DoctorInput& in) {
   // (a GPU can fall off mid-window), so take identity from all of them.
   for (const auto& snap : in.gpu_samples) {
     for (const auto& r : snap.gpus) {
-      if (r.pci_bus_id.empty()) continue;
-      GpuRef& g = entry_for_bus(r.pci_bus_id);
+      // The agent's store keeps samples by index alone: such a GPU is still one the input
+      // names, and a finding about it must not stand beside "GPUs: none found".
+      GpuRef& g = r.pci_bus_id.empty() ? entry_for_index(r.index) : entry_for_bus(r.pci_bus_id);
       g.index = r.index;
       if (!r.uuid.empty()) g.uuid = r.uuid;
       if (!r.serial.empty()) g.serial = r.serial;
       if (!r.name.empty()) g.name = r.name;
     }
+  }
+  for (const auto& h : in.history) {
+    GpuRef& g = entry_for_index(h.gpu);
+    if (g.uuid.empty() && !h.uuid.empty()) g.uuid = h.uuid;
   }
   // The PCI bus: GPUs NVML may not list.
   if (const auto* h = in.last_host(); h != nullptr && h->pci) {
@@ -46,6 +51,15 @@ GpuMap::GpuMap(const DoctorInput& in) {
     if (a.index && b.index && *a.index != *b.index) return *a.index < *b.index;
     return a.pci_bus_id < b.pci_bus_id;
   });
+}
+GpuRef& GpuMap::entry_for_index(unsigned index) {
+  for (auto& g : gpus_) {
+    if (g.index == index) return g;
+  }
+  GpuRef fresh;
+  fresh.index = index;
+  gpus_.push_back(fresh);
+  return gpus_.back();
 }
 
 GpuRef GpuMap::by_bus_id(std::string_view bus_id) const {

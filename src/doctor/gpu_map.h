@@ -27,6 +27,7 @@ class GpuMap {
 
  private:
   GpuRef& entry_for_bus(const std::string& bus_id);
+  GpuRef& entry_for_index(unsigned index);
   std::vector<GpuRef> gpus_;
 };
 

@@ -78,6 +78,8 @@ struct KernelLogRead {
   std::size_t first_long_line = 0;   // line number of the first, 1-based
   std::string compression{};         // "gzip", "xz", "zstd" or ""
   std::vector<std::string> notes{};  // what was left out, and why
+  bool binary = false;               // binary data: nothing was parsed (kernel_log.h)
+  std::size_t bytes = 0;             // of binary data, decompressed
 };
 
 struct DoctorConfig {

@@ -100,11 +100,12 @@ class Parser {
         ++log_.log_lines;
         return;
       }
-      // dmesg and journalctl indent the later lines of a multi-line print.
+      // dmesg and journalctl indent the later lines of a multi-line print. They look like a
+      // log line only when their first line did: any text has lines that start with a blank.
       if (have_ && origin_ == Origin::kText) {
         auto p = kmsg::parse_log_line(line, o_.year_hint);
         if (p && p->format == kmsg::LineFormat::kPlain) {
-          ++log_.log_lines;
+          if (head_is_log_) ++log_.log_lines;
           parts_.push_back(trim_view(line));
           raws_.push_back(line);
           return;
@@ -129,7 +130,8 @@ class Parser {
       return;
     }
     // A line with no prefix at all (dmesg -t) counts only when it is a kernel message we know.
-    if (p->format != kmsg::LineFormat::kPlain || kmsg::classify(p->message)) ++log_.log_lines;
+    head_is_log_ = p->format != kmsg::LineFormat::kPlain || kmsg::classify(p->message);
+    if (head_is_log_) ++log_.log_lines;
     if (p->format == kmsg::LineFormat::kKmsg && p->facility != 0) return;  // user space
     parts_.clear();
     raws_.assign(1, line);
@@ -339,6 +341,7 @@ class Parser {
 
   // The record being assembled: its message parts (first = head) and its physical lines.
   bool have_ = false;
+  bool head_is_log_ = false;  // its first line counted as a log line
   Origin origin_ = Origin::kText;
   std::optional<std::int64_t> mono_;
   std::optional<std::int64_t> time_;
@@ -483,6 +486,30 @@ Result<KernelLog> read_journal(const KernelLogOptions& o, const LiveKernelLogSou
 
 }  // namespace
 
+bool looks_binary(std::string_view bytes) {
+  std::size_t nuls = 0;
+  std::size_t nul_runs = 0;
+  std::size_t controls = 0;  // other than NUL
+  char prev = 'x';
+  for (char ch : bytes) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == 0) {
+      ++nuls;
+      if (prev != 0) ++nul_runs;
+    } else if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v' &&
+                c != 0x1b) ||
+               c == 0x7f) {
+      ++controls;  // ESC stays text: colour codes in a captured terminal
+    }
+    prev = ch;
+  }
+  // One or a few runs of NULs are what a crash leaves in a syslog; a binary has them
+  // everywhere, between control bytes text never holds.
+  constexpr std::size_t kMaxNulRuns = 8;
+  const std::size_t rest = bytes.size() - nuls;
+  return nul_runs > kMaxNulRuns || (nuls > 0 && rest == 0) || controls * 20 > rest;
+}
+
 KernelLog parse_kernel_log(std::string_view text, const KernelLogOptions& o) {
   Parser p(o);
   while (!text.empty()) {
@@ -513,7 +540,15 @@ Result<KernelLog> read_kernel_log_file(const std::string& path, const KernelLogO
     }
     if (!d.problem.empty()) notes.push_back(d.problem + "; what came before was read");
   }
-  KernelLog log = parse_kernel_log(text, o);
+  KernelLog log;
+  if (looks_binary(text)) {
+    // Its "lines" are whatever lies between two newline bytes: parsing them finds prefixes and
+    // messages in noise, so nothing of it is read.
+    log.binary = true;
+    log.bytes = text.size();
+  } else {
+    log = parse_kernel_log(text, o);
+  }
   log.source = path;
   log.compression = std::string(compression_name(raw->compression));
   log.read_notes = std::move(notes);

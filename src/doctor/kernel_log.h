@@ -39,6 +39,10 @@ struct KernelLog {
   // one's line number (1-based, in the text read) is kept for the report.
   std::size_t long_lines = 0;
   std::size_t first_long_line = 0;
+  // The file held binary data (looks_binary), so nothing was parsed: `lines` is 0 and
+  // `bytes` says how much there was.
+  bool binary = false;
+  std::size_t bytes = 0;
   std::string source;       // "/dev/kmsg", "journalctl -k", or the file read
   std::string compression;  // "gzip", "xz", "zstd" when the file was compressed, else ""
   // Why the file was not read whole: "only its last 256 MiB were read", a compressed stream
@@ -54,10 +58,18 @@ struct KernelLog {
 // does not recognise is counted in `lines` only. Pure; thread-safe.
 KernelLog parse_kernel_log(std::string_view text, const KernelLogOptions& o = {});
 
+// Whether `bytes` is binary data rather than text: NULs scattered through it (more than 8
+// runs of them), nothing but NULs, or more than 1 in 20 of its other bytes a control
+// character no text carries. A syslog with a short run of NULs (a
+// crash cut the file) stays text; an executable, a core or a database does not.
+bool looks_binary(std::string_view bytes);
+
 // Reads and parses a log file. A gzip, xz or zstd file (known by its magic bytes, whatever its
 // name) is decompressed first; what a truncated or corrupt one held up to the damage is kept
-// and `read_notes` says so. Logs over 256 MiB (decompressed) are read from their last 256 MiB
-// (the newest lines matter most). Errors (missing, unreadable, a directory) name the path.
+// and `read_notes` says so. Binary content (looks_binary, after decompression) is not parsed:
+// `binary` is set and no event comes from it. Logs over 256 MiB (decompressed) are read from their
+// last 256 MiB (the newest lines matter most). Errors (missing, unreadable, a directory) name the
+// path.
 Result<KernelLog> read_kernel_log_file(const std::string& path, const KernelLogOptions& o = {});
 
 // Where the live kernel log comes from; tests point these at stand-ins.

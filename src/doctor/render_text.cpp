@@ -63,9 +63,14 @@ std::vector<std::string> looked_at(const Report& r) {
   std::vector<std::string> out;
   out.push_back(s.live ? fmt::format("live machine, host tree {}", s.root)
                        : fmt::format("captured data (offline), host tree {}", s.root));
-  out.push_back(r.gpus.empty()       ? std::string("GPUs: none found")
-                : r.gpus.size() == 1 ? std::string("GPUs: 1")
-                                     : fmt::format("GPUs: {}", r.gpus.size()));
+  std::string gpus =
+      r.gpus.empty() ? std::string("GPUs: none found") : fmt::format("GPUs: {}", r.gpus.size());
+  // The store keeps GPUs by index only: say so, as no bus id stands beside them.
+  if (!r.gpus.empty() && std::all_of(r.gpus.begin(), r.gpus.end(),
+                                     [](const GpuRef& g) { return g.pci_bus_id.empty(); })) {
+    gpus += s.db.empty() ? " (by index)" : " (by index, from the history's samples)";
+  }
+  out.push_back(std::move(gpus));
   std::string samples = fmt::format("samples: {} GPU, {} host", s.gpu_samples, s.host_samples);
   if (s.window > 0) samples += " over " + format_duration(s.window);
   out.push_back(std::move(samples));

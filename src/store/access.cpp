@@ -121,9 +121,16 @@ Result<std::vector<std::string>> secure_state_dir(const std::string& dir, const 
   return changes;
 }
 
-Error explain_store_error(const Error& e, const std::string& path) {
+Error explain_store_error(const Error& e, const std::string& path, StoreFile file) {
   if (e.code == ErrorCode::kParse) {
     const bool not_db = e.message.find("not a database") != std::string::npos;
+    if (file == StoreFile::kInput) {
+      return Error{ErrorCode::kParse,
+                   fmt::format("not a cardiac store: {}",
+                               not_db ? "not an SQLite database (its header is not SQLite's)"
+                                      : "a damaged SQLite database (inconsistent pages)"),
+                   path};
+    }
     return Error{
         ErrorCode::kParse,
         fmt::format("{}. Nothing was changed. To start over with an empty store, stop the "
@@ -140,7 +147,7 @@ Error explain_store_error(const Error& e, const std::string& path) {
   return e;
 }
 
-Result<Db> open_store_read_only(const std::string& path) {
+Result<Db> open_store_read_only(const std::string& path, StoreFile file) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     if (errno == EACCES) return fail(Error{ErrorCode::kPermission, permission_text(path), path});
@@ -163,7 +170,7 @@ Result<Db> open_store_read_only(const std::string& path) {
     db = Db::open(path, o);
     v = db ? schema_version(*db) : Result<int>(fail(db.error()));
   }
-  if (!v) return fail(explain_store_error(v.error(), path));
+  if (!v) return fail(explain_store_error(v.error(), path, file));
   const int latest = latest_schema_version();
   if (*v == 0) {
     return fail(Error::unavailable(

@@ -38,15 +38,23 @@ StoreAccess store_access(std::optional<gid_t> group, bool reachable);
 [[nodiscard]] Result<std::vector<std::string>> secure_state_dir(const std::string& dir,
                                                                 const StoreAccess& a);
 
+// Whose file a store error is about, which decides the advice: the agent's own store (stop
+// the agent, move the damaged file aside, start over) or a file a user named as input (the
+// doctor's --db), which is only said not to be a store: moving it is none of our business.
+enum class StoreFile { kAgentStore, kInput };
+
 // Opens an existing store read-only, for commands that only look: nothing is created,
 // migrated or written. A missing file, one without tables (0 bytes: no agent wrote it yet), a
 // schema from another cardiac version, or a file that cannot be read are errors in plain
 // words that name the file.
-[[nodiscard]] Result<Db> open_store_read_only(const std::string& path);
+[[nodiscard]] Result<Db> open_store_read_only(const std::string& path,
+                                              StoreFile file = StoreFile::kAgentStore);
 
 // `e` (from opening `path`) said in plain words: what is wrong with the file and what to do.
-// A file that is not a database or is damaged gets the recovery hint (move it aside); a file
+// A file that is not a database or is damaged gets the recovery hint (move it aside) when it
+// is the agent's store, and "not a cardiac store" without advice when it is an input; a file
 // that may not be read names the permission. Other errors are returned as they are.
-[[nodiscard]] Error explain_store_error(const Error& e, const std::string& path);
+[[nodiscard]] Error explain_store_error(const Error& e, const std::string& path,
+                                        StoreFile file = StoreFile::kAgentStore);
 
 }  // namespace cardiac::store

@@ -2,8 +2,13 @@
 // `cardiac doctor` end to end on input it must not take at face value: rotated kernel logs
 // compressed as logrotate leaves them, a file that is no kernel log, the same captured input
 // run twice (the report must not change by a byte), and a probe answered by a refusal.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -12,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "platform/subprocess.h"
 #include "src/doctor/tests/lossy_responder.h"
 #include "tests/e2e/run_cardiac.h"
 
@@ -83,13 +89,83 @@ TEST(DoctorInput, BinaryKernelLogIsAWarningNotACleanBill) {
                         "--color", "never", "--quiet"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_EQ(r.out.find("No problems found"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("lines looked like a kernel log"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("is binary data, not a kernel log"), std::string::npos) << r.out;
   auto j = parse(run_cardiac(
       {"doctor", "--json", "--offline", "--root", kMinimal, "--kmsg", FAKE_NVML_PATH, "--quiet"}));
   const auto* f = finding(j, "kmsg.unrecognised");
   ASSERT_NE(f, nullptr) << ids(j);
   EXPECT_EQ((*f)["severity"], "warning");
-  EXPECT_EQ((*f)["title"].get<std::string>().rfind("0 of ", 0), 0U) << (*f)["title"];
+  const std::string size = std::to_string(std::filesystem::file_size(FAKE_NVML_PATH));
+  EXPECT_EQ((*f)["title"].get<std::string>(), std::string(FAKE_NVML_PATH) +
+                                                  " is binary data, not a kernel log: " + size +
+                                                  " bytes, 0 lines read");
+}
+
+// An executable as the kernel log: binary, not "31 of 494 lines looked like a kernel log"
+// because some of the bytes between its newlines happened to look like log prefixes.
+TEST(DoctorInput, AnExecutableIsBinaryNotAPartlyReadLog) {
+  const std::string exe = copy_to_temp("/bin/ls", "ls-as-kmsg");
+  auto j = parse(
+      run_cardiac({"doctor", "--json", "--offline", "--root", kMinimal, "--kmsg", exe, "--quiet"}));
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(finding(j, "kmsg.partly_recognised"), nullptr) << ids(j);
+  const auto* f = finding(j, "kmsg.unrecognised");
+  ASSERT_NE(f, nullptr) << ids(j);
+  EXPECT_NE((*f)["title"].get<std::string>().find("binary data, not a kernel log"),
+            std::string::npos)
+      << (*f)["title"];
+  EXPECT_TRUE(j["events"].empty()) << j["events"].dump();
+}
+
+// --db names an input, not the agent's own store: a file that is no store is said to be one,
+// without the agent's advice to move it aside (here a program, then an SQLite file damaged).
+TEST(DoctorInput, ADbThatIsNoStoreIsSaidSoWithoutRecoveryAdvice) {
+  const std::string exe = copy_to_temp("/bin/ls", "ls-as-db");
+  auto r = run_cardiac({"doctor", "--offline", "--db", exe, "--no-kmsg", "--quiet"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(exe), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("not a cardiac store: not an SQLite database"), std::string::npos) << r.err;
+  for (const char* advice : {"mv ", ".broken", "stop the agent", "start the agent"}) {
+    EXPECT_EQ(r.err.find(advice), std::string::npos) << advice << " in: " << r.err;
+  }
+}
+
+// A store the agent wrote keeps GPU samples by index: the header counts the GPUs they name
+// instead of saying "none found" above findings about them.
+TEST(DoctorInput, TheAgentStoresGpusAreCounted) {
+  char tmpl[] = "/tmp/cardiac-doctor-db-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string db = dir + "/cardiac.db";
+  SpawnOptions so;
+  so.argv = {CARDIAC_BINARY, "agent",       "--nvml-lib", FAKE_NVML_PATH, "--state-dir", dir,
+             "--listen",     "127.0.0.1:0", "--interval", "100ms"};
+  so.env = {{"CARDIAC_FAKE_NVML_SCENARIO", kFixtures + "/scenarios/thermal-throttle.json"}};
+  so.pipe_stdin = false;
+  so.pipe_stdout = false;
+  const int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (devnull >= 0) so.pass_fds = {{devnull, 2}};
+  auto agent = Child::spawn(so);
+  if (devnull >= 0) ::close(devnull);
+  ASSERT_TRUE(agent);
+  const std::vector<std::string> args = {"doctor", "--json",    "--offline", "--db",
+                                         db,       "--no-kmsg", "--quiet"};
+  nlohmann::json j;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto r = run_cardiac(args);
+    j = parse(r);
+    if (!j.is_discarded() && j["sources"]["gpu_samples"].get<int>() > 0) break;
+  }
+  agent->signal(SIGKILL);
+  agent->wait();
+  ASSERT_FALSE(j.is_discarded());
+  ASSERT_GT(j["sources"]["gpu_samples"].get<int>(), 0) << j.dump();
+  EXPECT_EQ(j["gpus"].size(), 8U) << j["gpus"].dump();
+  auto text = run_cardiac({"doctor", "--offline", "--db", db, "--no-kmsg", "--color", "never"});
+  EXPECT_EQ(text.out.find("GPUs: none found"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("GPUs: 8 (by index, from the history's samples)"), std::string::npos)
+      << text.out;
+  std::filesystem::remove_all(dir);
 }
 
 // Offline, the report is a function of the files it read: the same run at another time and in

@@ -461,8 +461,24 @@ TEST(CheckKernel, GpuIdentityFromNvml) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].gpu.index, 3u);
   EXPECT_EQ(out[0].gpu.serial, "1650000000003");
-  EXPECT_TRUE(contains(out[0].title, "GPU 3 (0000:3b:00.0)")) << out[0].title;
+  // The GPU stands before the title in every report: the title does not name it again.
+  EXPECT_EQ(out[0].gpu.pci_bus_id, "0000:3b:00.0");
+  EXPECT_FALSE(contains(out[0].title, "GPU 3")) << out[0].title;
+  EXPECT_TRUE(contains(out[0].title, "Xid 48: ")) << out[0].title;
   EXPECT_TRUE(contains(out[0].actions[0], "nvidia-smi -r -i 3")) << out[0].actions[0];
+}
+
+// A driver line quoted at the end of the explanation keeps its own full stop, no second one.
+TEST(CheckKernel, AQuotedDriverLineEndsTheSentenceOnce) {
+  auto out = run(inline_log(
+      "[  100.000000] NVRM: Xid (PCI:0000:02:00): 79, pid='<unknown>', name=<unknown>, GPU has "
+      "fallen off the bus.\n"
+      "[  100.000100] NVRM: GPU 0000:02:00.0: GPU has fallen off the bus.\n"));
+  ASSERT_FALSE(out.empty());
+  for (const auto& f : out) {
+    EXPECT_FALSE(contains(f.explanation, ".\".")) << f.explanation;
+    EXPECT_FALSE(contains(f.title, "0000:02:00.0")) << f.title;
+  }
 }
 
 TEST(CheckKernel, CatalogEdgeCases) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/format.h"
 #include "doctor/checks.h"
 #include "doctor/decompress.h"
 #include "doctor/kernel_log.h"
@@ -154,6 +155,63 @@ TEST(UnrecognisedLog, BinaryInputHasNoLogLines) {
   EXPECT_EQ(log.log_lines, 0U);
 }
 
+// An executable: its newline bytes cut it into "lines" between which a lenient reader finds
+// prefixes and messages. None of it may be read as a log, nor yield an event.
+TEST_F(TempDir, AnExecutableIsBinaryWithNoLines) {
+  std::string elf = slurp("/bin/true");
+  ASSERT_GT(elf.size(), 1000U);
+  // And one that would yield events if its lines were parsed.
+  elf +=
+      "\n[  219.470994] NVRM: Xid (PCI:0000:07:00): 79, pid='<unknown>', name=<unknown>, GPU "
+      "has fallen off the bus.\n";
+  const std::string path = write("true", elf);
+  auto log = read_kernel_log_file(path, {2024, {}});
+  ASSERT_TRUE(log);
+  EXPECT_TRUE(log->binary);
+  EXPECT_EQ(log->bytes, elf.size());
+  EXPECT_EQ(log->lines, 0U);
+  EXPECT_EQ(log->log_lines, 0U);
+  EXPECT_TRUE(log->events.empty());
+}
+
+// Bytes like a stripped binary's: NULs between runs of printable text, some of them shaped
+// like log lines.
+TEST(UnrecognisedLog, NulsBetweenPrintableRunsAreBinary) {
+  std::string bin;
+  for (int i = 0; i < 200; ++i) {
+    bin += "[  12.000000] text run " + std::to_string(i) + "\n";
+    bin.append(static_cast<std::size_t>(1 + i % 7), '\0');
+    bin += "\x01\x02\x7f";
+  }
+  EXPECT_TRUE(looks_binary(bin));
+}
+
+// A syslog a crash cut short ends in a run of NULs (the file's size was written, its last
+// block was not): still a log, read as one.
+TEST(UnrecognisedLog, ACrashCutSyslogWithANulRunIsText) {
+  std::string text = slurp(kFixtures + "xid48-dbe.syslog");
+  ASSERT_FALSE(text.empty());
+  EXPECT_FALSE(looks_binary(text));
+  text += std::string(4096, '\0');
+  text += "\x1b[0m after the reboot\n";
+  EXPECT_FALSE(looks_binary(text));
+  EXPECT_TRUE(looks_binary(std::string(100, '\0')));
+  EXPECT_FALSE(looks_binary(""));
+}
+
+// Indented lines count as a multi-line print's later lines only after a first line that was
+// a log line: in an executable's or any text's bytes, lines that start with a blank are many.
+TEST(UnrecognisedLog, IndentedLinesAfterNoLogLineAreNoLogLines) {
+  KernelLog noise = parse_kernel_log("ELF garbage\n  more of it\n\tand more\n", {2024, {}});
+  EXPECT_EQ(noise.lines, 3U);
+  EXPECT_EQ(noise.log_lines, 0U);
+  KernelLog print = parse_kernel_log(
+      "[    4.100000] nvidia-nvlink: Nvlink Core is being initialized\n  second line\n",
+      {2024, {}});
+  EXPECT_EQ(print.lines, 2U);
+  EXPECT_EQ(print.log_lines, 2U);
+}
+
 TEST(UnrecognisedLog, EveryFixtureLooksLikeALog) {
   for (const auto& entry : std::filesystem::directory_iterator(kFixtures)) {
     if (entry.path().extension() == ".md") continue;
@@ -199,6 +257,21 @@ TEST(KernelLogReadCheck, NothingRecognisedIsAWarningNotACleanBill) {
   EXPECT_EQ(f->severity, Severity::kWarning);
   EXPECT_NE(f->title.find("0 of 12 lines looked like a kernel log"), std::string::npos) << f->title;
   EXPECT_FALSE(f->actions.empty());
+}
+
+TEST(KernelLogReadCheck, BinaryDataIsUnrecognisedAndSaysSo) {
+  KernelLogRead r;
+  r.binary = true;
+  r.bytes = 43416;
+  std::vector<Finding> out;
+  check_kernel_log_read(input_with(r), out);
+  ASSERT_EQ(out.size(), 1U);
+  const Finding& f = out.front();
+  EXPECT_EQ(f.id, "kmsg.unrecognised");
+  EXPECT_EQ(f.severity, Severity::kWarning);
+  EXPECT_EQ(f.title,
+            "/var/log/kern.log.1 is binary data, not a kernel log: 43416 bytes, 0 lines read");
+  EXPECT_EQ(f.evidence.front().text, "43416 bytes of binary data, 0 lines read");
 }
 
 TEST(KernelLogReadCheck, FewRecognisedLongLinesAndCutsAreWarnings) {
