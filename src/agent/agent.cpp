@@ -218,9 +218,11 @@ Status Agent::start() {
     s.file_reader = std::make_unique<kmsg::FileTailReader>(c.kmsg.source);
     if (c.kmsg.source.starts_with("/dev/")) {
       s.kmsg_open = s.kmsg_reader->open().has_value();
+      s.kmsg_up = s.kmsg_open;
     } else if (c.kmsg.source != "journal") {
-      (void)s.file_reader->poll();  // skips what the file already holds
+      auto first = s.file_reader->poll();  // skips what the file already holds
       s.kmsg_open = true;
+      s.kmsg_up = first && s.file_reader->reading();
     }
   }
   auto listen = config::split_listen(c.agent.listen);
