@@ -4,6 +4,7 @@
 // automatic fence of that GPU is an alert with its reason, and clearing it resolves the alert.
 #include <gtest/gtest.h>
 
+#include "store/db.h"
 #include "tests/e2e/agent_support.h"
 #include "tests/e2e/run_cardiac.h"
 
@@ -144,6 +145,21 @@ TEST(FaultAlerts, RestartOnAHealthyMachineResolvesWhatWasOpen) {
   EXPECT_EQ(notified(notes, "gpu_fenced", "firing").size(), 1u) << read_text(notes);
   auto listed = run_cardiac({"alerts", "--json", "--state-dir", agent->state_dir()});
   EXPECT_EQ(listed.out.find("gpu_temperature_above_slowdown"), std::string::npos) << listed.out;
+  EXPECT_EQ(agent->terminate(), 0);
+
+  // A fence cleared while no agent recorded it (stopped between the two): the next run sees
+  // the fence gone and resolves its alert.
+  {
+    auto db = store::Db::open(agent->state_dir() + "/cardiac.db");
+    ASSERT_TRUE(db) << db.error().what();
+    ASSERT_TRUE(
+        db->exec("UPDATE fences SET cleared_ns = 1, cleared_by = 'root' "
+                 "WHERE cleared_ns IS NULL"));
+  }
+  ASSERT_TRUE(agent->start());
+  ASSERT_TRUE(eventually([&] { return !notified(notes, "gpu_fenced", "resolved").empty(); }))
+      << agent->get("/api/v1/alerts").second;
+  EXPECT_TRUE(open_alerts(*agent, "gpu_fenced").empty()) << agent->get("/api/v1/alerts").second;
   EXPECT_EQ(agent->terminate(), 0);
 }
 
