@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "core/format.h"
 #include "core/log.h"
 #include "platform/subprocess.h"
+#include "queue/job_store.h"
 #include "rules/defaults.h"
 #include "rules/parse.h"
 #include "server/params.h"
@@ -108,6 +110,45 @@ Status start_queue(AgentState& s) {
   return s.queue->start();
 }
 
+// Alerts left open by the previous run: the rule engine continues or closes its own, and a
+// "gpu_fenced" alert closes through the fence path when its fence was cleared meanwhile (fences
+// are rows in the same database, so a still-fenced GPU keeps its alert as it is).
+void resume_open_alerts(AgentState& s, const std::vector<alerts::Alert>& open) {
+  std::optional<std::vector<queue::Fence>> fences;
+  for (const alerts::Alert& a : open) {
+    const auto state =
+        a.state == alerts::kStateFiring ? rules::AlertState::kFiring : rules::AlertState::kPending;
+    if (a.rule != "gpu_fenced") {
+      if (!s.engine->adopt(a.rule, a.labels, state, a.started_ns, a.last_value.value_or(0))) {
+        log::warn("alert {} ({}) stays open: no rule of that name is loaded", a.id, a.rule);
+      }
+      continue;
+    }
+    if (!fences) {
+      auto f = queue::list_fences(*s.writer_db, false);
+      if (!f) {
+        log::warn("fences: {}; fence alerts stay as they are", f.error().what());
+        fences.emplace();
+        continue;
+      }
+      fences = std::move(*f);
+    }
+    auto gpu = a.labels.find("gpu");
+    if (gpu == a.labels.end()) continue;
+    const bool still = std::any_of(fences->begin(), fences->end(), [&](const queue::Fence& f) {
+      return std::to_string(f.gpu) == gpu->second;
+    });
+    if (still) continue;
+    queue::FenceNotice n;
+    n.fenced = false;
+    n.gpu = static_cast<unsigned>(std::stoul(gpu->second));
+    n.reason = "cleared while the agent was stopped";
+    n.at = s.clock.now();
+    std::lock_guard lock(s.kmsg_mu);
+    s.fence_queue.push_back(std::move(n));
+  }
+}
+
 }  // namespace
 
 bool AgentState::sleep_for(DurationNs d) {
@@ -143,11 +184,13 @@ Status Agent::start() {
   s.reader_db.emplace(std::move(*reader_db));
   s.writer = std::make_unique<store::SampleWriter>(*s.writer_db);
   s.alerts = std::make_unique<alerts::AlertBook>(*s.writer_db, s.clock);
-  CARDIAC_TRY(s.alerts->load());
+  auto open_alerts = s.alerts->load();
+  if (!open_alerts) return fail(open_alerts.error());
 
   auto rules = load_rules(c.agent);
   if (!rules) return fail(rules.error());
   s.engine = std::make_unique<rules::RuleEngine>(std::move(*rules));
+  resume_open_alerts(s, *open_alerts);
 
   auto dispatcher = make_dispatcher(c, false);
   if (!dispatcher) return fail(dispatcher.error());
@@ -175,9 +218,11 @@ Status Agent::start() {
     s.file_reader = std::make_unique<kmsg::FileTailReader>(c.kmsg.source);
     if (c.kmsg.source.starts_with("/dev/")) {
       s.kmsg_open = s.kmsg_reader->open().has_value();
+      s.kmsg_up = s.kmsg_open;
     } else if (c.kmsg.source != "journal") {
-      (void)s.file_reader->poll();  // skips what the file already holds
+      auto first = s.file_reader->poll();  // skips what the file already holds
       s.kmsg_open = true;
+      s.kmsg_up = first && s.file_reader->reading();
     }
   }
   auto listen = config::split_listen(c.agent.listen);

@@ -6,11 +6,13 @@
 //  - HTTP threads: read `snap` and the reader connection; mutations take `writer_mu`.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -89,6 +91,10 @@ struct AgentState {
   std::unique_ptr<kmsg::KmsgReader> kmsg_reader;
   std::unique_ptr<kmsg::FileTailReader> file_reader;
   bool kmsg_open = false;
+  // Whether the configured kernel log is being read now (kmsg thread writes, readers copy);
+  // its last error under kmsg_mu. Set by start() first, so the first sample is right.
+  std::atomic<bool> kmsg_up{false};
+  std::string kmsg_error;
   kmsg::XidCounter xids;  // sampler thread only
 
   std::unique_ptr<notify::Dispatcher> dispatcher;     // webhook, exec, log: once per change

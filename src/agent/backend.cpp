@@ -34,6 +34,7 @@ class AgentBackend final : public server::Backend {
     in.fault_counts = snap.fault_counts;
     in.last_xid = snap.last_xid;
     in.xids_watched = s_.options.config.kmsg.enabled;
+    if (in.xids_watched) in.agent.kmsg_up = s_.kmsg_up ? 1.0 : 0.0;
     in.agent.samples_total = snap.samples;
     in.agent.missed_samples_total = snap.missed_samples;
     in.agent.worker_restarts_total = snap.worker_restarts;
@@ -53,7 +54,17 @@ class AgentBackend final : public server::Backend {
     if (!snap.report)
       return {
           {"schema", "cardiac.status/v1"}, {"verdict", "UNKNOWN"}, {"message", "no sample yet"}};
-    return health::to_json(*snap.report);
+    nlohmann::json j = health::to_json(*snap.report);
+    const auto& k = s_.options.config.kmsg;
+    if (k.enabled) {
+      // Not part of the verdict (the GPUs are what it judges), but a person must see that
+      // kernel-log faults are not being counted.
+      nlohmann::json kl = {{"source", k.source}, {"readable", s_.kmsg_up.load()}};
+      std::lock_guard lock(s_.kmsg_mu);
+      if (!s_.kmsg_error.empty()) kl["error"] = s_.kmsg_error;
+      j["kernel_log"] = std::move(kl);
+    }
+    return j;
   }
 
   bool healthy(std::string* why) override {

@@ -234,6 +234,7 @@ void run_sampler(AgentState& s) {
       track_incidents(s, gpus, now, open_incidents);
       auto view =
           rules::build_sample_view(gpus, host, rates, now, {&next.xid_counts, &next.fault_counts});
+      if (c.kmsg.enabled) view.points.push_back({"kmsg_up", {}, s.kmsg_up ? 1.0 : 0.0});
       auto transitions = s.engine->evaluate(view, now);
       for (auto& t : take_fence_notices(s)) transitions.push_back(std::move(t));
       for (const auto& e : s.engine->take_errors()) {
@@ -349,6 +350,23 @@ void run_kmsg(AgentState& s) {
   std::optional<Child> journal;
   bool open = s.kmsg_open;
   bool warned = false;
+  std::optional<bool> was_up;
+  // Says once when the log stops or starts being read: the fault counts depend on it.
+  auto report = [&](bool up, const std::string& why) {
+    s.kmsg_up = up;
+    {
+      std::lock_guard lock(s.kmsg_mu);
+      s.kmsg_error = up ? "" : why;
+    }
+    if (was_up == up) return;
+    if (!up && !device && !journal_only) {
+      log::warn("kernel log {} cannot be read ({}); no kernel-log faults are counted until it can",
+                source, why);
+    } else if (up && was_up) {
+      log::info("kernel log {} is read again", source);
+    }
+    was_up = up;
+  };
   auto queue = [&](std::vector<kmsg::KernelEvent> events) {
     if (events.empty()) return;
     std::lock_guard lock(s.kmsg_mu);
@@ -359,13 +377,18 @@ void run_kmsg(AgentState& s) {
       auto st = journal_only ? fail(Error::unavailable("journal requested")) : kmsg_reader.open();
       if (st) {
         open = true;
+        report(true, "");
       } else if ((journal = start_journal("/usr/bin/journalctl"))) {
         log::info("kernel log: {} unavailable ({}); following journalctl -k", source,
                   st.error().what());
-      } else if (!warned) {
-        log::warn("kernel log {} unavailable ({}) and no journal; retrying every 30 s", source,
-                  st.error().what());
-        warned = true;
+        report(true, "");
+      } else {
+        if (!warned) {
+          log::warn("kernel log {} unavailable ({}) and no journal; retrying every 30 s", source,
+                    st.error().what());
+          warned = true;
+        }
+        report(false, st.error().what());
       }
     }
     if (journal) {
@@ -381,6 +404,7 @@ void run_kmsg(AgentState& s) {
       if (journal->try_wait()) {
         // journalctl ended (no journal on this machine?): try again later, not in a loop.
         journal.reset();
+        report(false, "journalctl -k ended");
         if (!s.sleep_for(30 * kNsPerSec)) return;
         continue;
       }
@@ -391,6 +415,17 @@ void run_kmsg(AgentState& s) {
     if (open) {
       auto events = device ? kmsg_reader.poll() : file_reader.poll();
       if (events) queue(std::move(*events));
+      // A file is tried again at every poll (an open() of a missing file is cheap), so a log
+      // that appears is followed from its first line.
+      if (!device) {
+        if (!events) {
+          report(false, events.error().what());
+        } else if (!file_reader.reading()) {
+          report(false, "no such file");
+        } else {
+          report(true, "");
+        }
+      }
     }
     if (!s.sleep_for(open ? 250 * kNsPerMs : 30 * kNsPerSec)) return;
   }

@@ -82,6 +82,8 @@ class FileTailReader {
   Result<std::vector<KernelEvent>> poll();
   [[nodiscard]] const ReaderCounters& counters() const { return counters_; }
   [[nodiscard]] std::uint64_t offset() const { return offset_; }
+  // False while the file is missing (or could not be opened): nothing is being read.
+  [[nodiscard]] bool reading() const { return fd_ >= 0; }
 
  private:
   Status reopen(bool at_end);

@@ -321,7 +321,10 @@ class Renderer {
   // is an increase for Prometheus too (increase() over a series born at 1 reads 0).
   void fault_counts(const MetricDef& m) {
     std::map<std::pair<std::string, std::string>, std::uint64_t> counts;  // (bus, class)
-    if (in_.report) {
+    // While the kernel log cannot be read a 0 is a claim nobody checked: only counts NVML's
+    // Xid events produced are shown, the rest is absent (unknown).
+    const bool zeros = in_.agent.kmsg_up.value_or(1) != 0;
+    if (in_.report && zeros) {
       for (const auto& gs : in_.report->gpus) {
         const std::string bus = nvml::normalize_pci_bus_id(gs.reading.pci_bus_id);
         if (bus.empty()) continue;
@@ -335,6 +338,7 @@ class Renderer {
               std::string(health::fault_class_name(key.second))}] += count;
     }
     for (const auto& [key, count] : counts) {
+      if (count == 0 && !zeros) continue;
       Labels l = {{"pci_bus_id", key.first}, {"hostname", opt_.hostname}};
       if (in_.report) {
         for (std::size_t i = 0; i < in_.report->gpus.size(); ++i) {

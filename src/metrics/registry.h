@@ -43,6 +43,8 @@ struct AgentMetrics {
   std::optional<std::uint64_t> missed_samples_total;
   std::optional<std::uint64_t> worker_restarts_total;
   std::optional<double> last_sample_timestamp_seconds;  // Unix time
+  // 1 while the configured kernel log is read, 0 while it cannot be; absent when not watched.
+  std::optional<double> kmsg_up;
 };
 
 // value = raw * mul / div. Kept as two factors so that exact conversions (MHz -> Hz,

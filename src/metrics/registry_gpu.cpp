@@ -72,7 +72,8 @@ std::vector<MetricDef> gpu_metric_rows() {
        .type = MT::kCounter,
        .help = "Kernel-log faults seen since the agent started, per fault class (xid_critical, "
                "fallen_off_bus, reset_required, nvlink_fatal, sxid_fatal); 0 for every GPU and "
-               "GPU class while the kernel log is watched.",
+               "GPU class while the kernel log is read; while it cannot be (cardiac_kmsg_up 0) "
+               "only non-zero counts appear.",
        .scope = Scope::kFaultCount,
        .source = "kernel log watcher and NVML Xid events, classed by health/faults"},
       {.name = "cardiac_gpu_last_xid",

@@ -277,6 +277,12 @@ std::vector<MetricDef> host_metric_rows() {
        .scope = Scope::kAgent,
        .source = "AgentMetrics.last_sample_timestamp_seconds",
        .agent = [](const AgentMetrics& a) { return a.last_sample_timestamp_seconds; }},
+      {.name = "cardiac_kmsg_up",
+       .help = "1 while the configured kernel log ([kmsg] source) is read, 0 while it cannot be "
+               "(missing file, no permission); absent when the kernel log is not watched.",
+       .scope = Scope::kAgent,
+       .source = "AgentMetrics.kmsg_up",
+       .agent = [](const AgentMetrics& a) { return a.kmsg_up; }},
   };
 }
 

@@ -75,6 +75,7 @@ const std::vector<Source>& sources() {
          {},
          Scope::kReport},
         {"nvml_available", "cardiac_nvml_available", {}, Scope::kReport},
+        {"kmsg_up", "cardiac_kmsg_up", {}, Scope::kReport},
         {"gpu_temperature", "cardiac_gpu_temperature_celsius", {}, Scope::kGpu},
         {"gpu_temperature_slowdown", "cardiac_gpu_slowdown_temperature_celsius", {}, Scope::kGpu},
         {"gpu_temperature_shutdown", "cardiac_gpu_shutdown_temperature_celsius", {}, Scope::kGpu},

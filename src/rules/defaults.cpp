@@ -223,6 +223,17 @@ threshold = 0
 severity = "critical"
 description = "NVML is unusable, so no GPU is monitored; the reason is on /healthz and in the agent's log"
 
+[[rule]]
+# Ours: the kernel-log fault counts (and their alerts) need the log; a missing or unreadable
+# [kmsg] source would otherwise silence every rule below.
+name = "kmsg_unreadable"
+metric = "kmsg_up"
+op = "=="
+threshold = 0
+for = "1m"
+severity = "warning"
+description = "The configured kernel log cannot be read, so no kernel-log GPU fault is counted; the reason is in /api/v1/status (kernel_log) and the agent's log"
+
 # --- Kernel-log faults (health/faults.cpp: one rule per fault class) -------------------------
 # Counted from the followed kernel log and NVML's Xid events. One alert per (GPU, class) while
 # the class keeps occurring; its value counts every occurrence. Ours: it resolves after an hour

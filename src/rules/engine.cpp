@@ -117,6 +117,32 @@ void RuleEngine::mark_broken(std::size_t i, Error e) {
   errors_.push_back(RuleError{rules_[i].name, std::move(e)});
 }
 
+bool RuleEngine::adopt(std::string_view rule, const Labels& labels, AlertState state,
+                       TimeNs started, double value) {
+  if (state != AlertState::kPending && state != AlertState::kFiring) return false;
+  auto it =
+      std::find_if(rules_.begin(), rules_.end(), [&](const Rule& r) { return r.name == rule; });
+  if (it == rules_.end()) return false;
+  const std::size_t i = static_cast<std::size_t>(it - rules_.begin());
+  if (states_[i].broken) return false;
+  // Transitions carry the rule's labels too; the series is known by its own.
+  Labels own = labels;
+  for (const auto& [k, v] : it->labels) {
+    auto l = own.find(k);
+    if (l != own.end() && l->second == v) own.erase(l);
+  }
+  Series& s = states_[i].series[labels_key(own)];
+  s.labels = std::move(own);
+  s.state = state;
+  s.pending_since = started;
+  // An absence alert holds while nothing is seen: as if last seen when its `for` began.
+  s.last_seen = it->kind == RuleKind::kAbsence ? started - it->for_ns : started;
+  s.last_value = value;
+  s.occurrences = value;
+  s.adopted = true;
+  return true;
+}
+
 std::vector<RuleError> RuleEngine::take_errors() {
   std::vector<RuleError> out;
   out.swap(errors_);
@@ -199,6 +225,7 @@ Status RuleEngine::evaluate_rule(std::size_t i, const Index& index, TimeNs now,
     Series& s = st.series[key];
     s.labels = p->labels;
     s.last_seen = now;
+    s.adopted = false;
     seen.insert(key);
 
     double value = p->value;
@@ -262,9 +289,11 @@ Status RuleEngine::evaluate_rule(std::size_t i, const Index& index, TimeNs now,
     step(r, s, o, r.for_ns, now, out);
   }
   // Series that stopped reporting: keep their state through short gaps, drop them after that.
+  // An adopted alert whose series is missing at once is not given the gap: its evidence is
+  // from before the restart, and the GPU or counter it named may be gone for good.
   for (auto it = st.series.begin(); it != st.series.end();) {
     Series& s = it->second;
-    if (!seen.count(it->first) && now - s.last_seen > kStaleAfter) {
+    if (!seen.count(it->first) && (s.adopted || now - s.last_seen > kStaleAfter)) {
       step(r, s, std::nullopt, r.for_ns, now, out);
       it = st.series.erase(it);
     } else {

@@ -49,6 +49,14 @@ class RuleEngine {
   // through take_errors() and the other rules carry on.
   std::vector<Transition> evaluate(const SampleView& view, TimeNs now);
 
+  // Takes over an alert left open (pending or firing) before a restart, with its labels as
+  // stored (the series' plus the rule's own) and its first-seen time, so that the next
+  // evaluation continues it (no new alert) or closes it: a false condition resolves it, and so
+  // does a series missing from that evaluation, since nothing else would ever close it.
+  // A pending one keeps `started` for its `for`. False when no usable rule has this name.
+  bool adopt(std::string_view rule, const Labels& labels, AlertState state, TimeNs started,
+             double value);
+
   // Errors not yet taken (each broken rule once).
   std::vector<RuleError> take_errors();
 
@@ -66,6 +74,7 @@ class RuleEngine {
     std::optional<double> last_threshold;
     std::deque<std::pair<TimeNs, double>> history;  // rate rules: samples within the window
     double occurrences = 0;  // increase rules: counted since the alert started
+    bool adopted = false;    // taken over from before a restart and not seen since
   };
   struct Observation {
     double value = 0;

@@ -56,6 +56,8 @@ const std::vector<MetricInfo> kBaseMetrics = {
     {"host_nic_errors_total", Scope::kHost, true, "rx + tx errors (label nic)"},
     {"host_nic_drops_total", Scope::kHost, true, "rx + tx drops (label nic)"},
     {"host_inlet_temperature_c", Scope::kHost, false, "inlet/room temperature, °C (no source yet)"},
+    {"kmsg_up", Scope::kHost, false,
+     "1 while the configured kernel log is read, 0 while it cannot be (absent when not watched)"},
     {"gpu_xid_errors_total", Scope::kGpu, true,
      "Xids seen since the agent started (labels xid, pci_bus_id)", true},
 };

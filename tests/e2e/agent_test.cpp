@@ -115,6 +115,58 @@ TEST(Agent, KernelLogXidsBecomeEventsAndCounters) {
   EXPECT_EQ(events[0]["pci_bus_id"], "0000:2a:00.0");
 }
 
+// A [kmsg] source file that does not exist is said once, shown as cardiac_kmsg_up 0 and in
+// the status, and the kernel-log fault counts are not claimed as 0; the file appearing later
+// is followed from its first line.
+TEST(Agent, MissingKernelLogFileIsReportedAndFollowedOnceItAppears) {
+  AgentProcess agent(scenario("healthy-8xh100.json").dump(), "");
+  agent.agent_keys("interval = \"200ms\"\n");
+  const std::string log_path = agent.dir() + "/kern.log";
+  std::filesystem::remove(log_path);
+  agent.capture_stderr();
+  ASSERT_TRUE(agent.start());
+  auto kmsg_up = [&] {
+    auto m = agent.get("/metrics").second;
+    auto p = m.find("\ncardiac_kmsg_up{");
+    if (p == std::string::npos) return std::string("absent");
+    p = m.find("} ", p);
+    return m.substr(p + 2, m.find('\n', p) - p - 2);
+  };
+  ASSERT_TRUE(eventually([&] {
+    return agent.get("/metrics").second.find("cardiac_gpu_temperature_celsius{gpu=\"7\"") !=
+           std::string::npos;
+  }));
+  EXPECT_EQ(kmsg_up(), "0");
+  EXPECT_EQ(agent.get("/metrics").second.find("cardiac_gpu_kernel_faults_total{"),
+            std::string::npos);
+  EXPECT_EQ(agent.get("/healthz").first, 200);
+  auto status = nlohmann::json::parse(agent.get("/api/v1/status").second);
+  EXPECT_EQ(status["kernel_log"]["source"], log_path) << status.dump();
+  EXPECT_EQ(status["kernel_log"]["readable"], false) << status.dump();
+  const std::string warning = "kernel log " + log_path + " cannot be read (no such file)";
+  ASSERT_TRUE(eventually([&] {
+    return read_text(agent.dir() + "/agent.stderr").find(warning) != std::string::npos;
+  })) << read_text(agent.dir() + "/agent.stderr");
+
+  std::ofstream(log_path) << "[  123.456789] NVRM: Xid (PCI:0000:2a:00): 79, pid='<unknown>', "
+                             "name=<unknown>, GPU has fallen off the bus.\n";
+  ASSERT_TRUE(eventually([&] { return kmsg_up() == "1"; })) << kmsg_up();
+  ASSERT_TRUE(eventually([&] {
+    return agent.get("/metrics").second.find("cardiac_gpu_kernel_faults_total{gpu=\"0\"") !=
+           std::string::npos;
+  })) << agent.get("/metrics").second;
+  ASSERT_TRUE(eventually([&] {
+    return agent.get("/metrics").second.find("cardiac_gpu_xid_errors_total{gpu=\"1\"") !=
+           std::string::npos;
+  })) << agent.get("/metrics").second;
+  status = nlohmann::json::parse(agent.get("/api/v1/status").second);
+  EXPECT_EQ(status["kernel_log"]["readable"], true) << status.dump();
+  // One warning, not one per retry (the recovery is an info line, below the default level).
+  const std::string logged = read_text(agent.dir() + "/agent.stderr");
+  EXPECT_EQ(logged.find(warning), logged.rfind(warning)) << logged;
+  EXPECT_EQ(agent.terminate(), 0);
+}
+
 TEST(Agent, NvmlXidEventsAreCountedOnceWithTheKernelLog) {
   AgentProcess agent(scenario("ecc-dbe.json").dump(), "");
   agent.agent_keys("interval = \"200ms\"\n");

@@ -4,6 +4,7 @@
 // automatic fence of that GPU is an alert with its reason, and clearing it resolves the alert.
 #include <gtest/gtest.h>
 
+#include "store/db.h"
 #include "tests/e2e/agent_support.h"
 #include "tests/e2e/run_cardiac.h"
 
@@ -112,6 +113,53 @@ TEST(FaultAlerts, AutomaticFenceAndItsClearAreAlertsWithTheirReason) {
   const std::string cleared =
       notified(notes, "gpu_fenced", "resolved")[0]["annotations"]["description"];
   EXPECT_NE(cleared.find("cleared by root"), std::string::npos) << cleared;
+  EXPECT_EQ(agent->terminate(), 0);
+}
+
+// Alerts open when the agent stops are taken up by the next run: on a healthy machine they
+// resolve (stored and notified once), while a fence that is still in place keeps its alert.
+TEST(FaultAlerts, RestartOnAHealthyMachineResolvesWhatWasOpen) {
+  std::string notes;
+  auto agent = agent_with_notifier("[queue]\nenabled = true\n", notes);
+  agent->write_scenario(scenario("thermal-throttle.json").dump());
+  ASSERT_TRUE(agent->start());
+  std::ofstream(agent->dir() + "/kern.log", std::ios::app) << kXid79;
+  for (const char* rule : {"gpu_temperature_above_slowdown", "gpu_fallen_off_bus", "gpu_fenced"}) {
+    ASSERT_TRUE(eventually([&] { return !notified(notes, rule, "firing").empty(); }))
+        << rule << "\n"
+        << read_text(notes);
+  }
+  EXPECT_EQ(agent->terminate(), 0);
+
+  agent->write_scenario(scenario("healthy-8xh100.json").dump());
+  ASSERT_TRUE(agent->start());
+  for (const char* rule : {"gpu_temperature_above_slowdown", "gpu_fallen_off_bus"}) {
+    ASSERT_TRUE(eventually([&] { return !notified(notes, rule, "resolved").empty(); }))
+        << rule << "\n"
+        << agent->get("/api/v1/alerts").second;
+    EXPECT_TRUE(open_alerts(*agent, rule).empty()) << agent->get("/api/v1/alerts").second;
+    EXPECT_EQ(notified(notes, rule, "firing").size(), 1u) << read_text(notes);
+  }
+  // Fences are kept in the store: GPU 1 is still fenced, so its alert stays, not repeated.
+  EXPECT_EQ(open_alerts(*agent, "gpu_fenced").size(), 1u) << agent->get("/api/v1/alerts").second;
+  EXPECT_EQ(notified(notes, "gpu_fenced", "firing").size(), 1u) << read_text(notes);
+  auto listed = run_cardiac({"alerts", "--json", "--state-dir", agent->state_dir()});
+  EXPECT_EQ(listed.out.find("gpu_temperature_above_slowdown"), std::string::npos) << listed.out;
+  EXPECT_EQ(agent->terminate(), 0);
+
+  // A fence cleared while no agent recorded it (stopped between the two): the next run sees
+  // the fence gone and resolves its alert.
+  {
+    auto db = store::Db::open(agent->state_dir() + "/cardiac.db");
+    ASSERT_TRUE(db) << db.error().what();
+    ASSERT_TRUE(
+        db->exec("UPDATE fences SET cleared_ns = 1, cleared_by = 'root' "
+                 "WHERE cleared_ns IS NULL"));
+  }
+  ASSERT_TRUE(agent->start());
+  ASSERT_TRUE(eventually([&] { return !notified(notes, "gpu_fenced", "resolved").empty(); }))
+      << agent->get("/api/v1/alerts").second;
+  EXPECT_TRUE(open_alerts(*agent, "gpu_fenced").empty()) << agent->get("/api/v1/alerts").second;
   EXPECT_EQ(agent->terminate(), 0);
 }
 

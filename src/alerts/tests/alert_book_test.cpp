@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "alerts/alert_json.h"
+#include "rules/parse.h"
 #include "store/schema.h"
 
 namespace cardiac::alerts {
@@ -253,6 +254,123 @@ TEST_F(AlertBookTest, FailureMidApplyLeavesNoPartialState) {
                    tr(AlertState::kInactive, AlertState::kFiring, "1")})
                 .size(),
             2U);
+}
+
+// What the agent does at start: a fresh engine adopts the stored open alerts, so the normal
+// path continues or closes them.
+class RestartTest : public AlertBookTest {
+ protected:
+  static constexpr std::string_view kRules = R"(
+[[rule]]
+name = "hot"
+metric = "gpu_temperature"
+op = ">"
+threshold = 80
+description = "GPU {gpu} at {value} C"
+labels = { team = "infra" }
+
+[[rule]]
+name = "warm"
+metric = "gpu_temperature"
+op = ">"
+threshold = 70
+for = "5m"
+
+[[rule]]
+name = "xid"
+kind = "increase"
+metric = "gpu_xid_errors_total"
+op = ">"
+threshold = 0
+window = "1h"
+)";
+  rules::RuleEngine restart() {
+    book_.reset();
+    db_.reset();
+    db_ = open();
+    book_.emplace(*db_, clock_);
+    rules::RuleEngine e(rules::parse_rules(kRules, "test.toml").value());
+    const auto open = book_->load().value();
+    for (const Alert& a : open) {
+      EXPECT_TRUE(e.adopt(a.rule, a.labels,
+                          a.state == kStateFiring ? AlertState::kFiring : AlertState::kPending,
+                          a.started_ns, a.last_value.value_or(0)))
+          << a.rule;
+    }
+    return e;
+  }
+  std::vector<AlertChange> step(rules::RuleEngine& e, std::vector<rules::Point> points) {
+    rules::SampleView v;
+    v.points = std::move(points);
+    v.at = clock_.now();
+    return apply(e.evaluate(v, clock_.now()));
+  }
+  std::vector<Alert> open_alerts() { return book_->list(false).value(); }
+};
+
+rules::Point temp(int gpu, double c) {
+  return rules::Point{"gpu_temperature", {{"gpu", std::to_string(gpu)}}, c};
+}
+
+TEST_F(RestartTest, ClearedConditionResolvesAndHeldOneContinues) {
+  {
+    rules::RuleEngine e(rules::parse_rules(kRules, "test.toml").value());
+    EXPECT_EQ(step(e, {temp(0, 90), temp(1, 90)}).size(), 2U);  // hot fires on both
+    EXPECT_EQ(open_alerts().size(), 4U);                        // and warm is pending
+  }
+  clock_.advance(60 * kNsPerSec);
+  auto e = restart();
+  // GPU 0 cooled down, GPU 1 is still hot: one resolve notice, nothing new.
+  auto changes = step(e, {temp(0, 40), temp(1, 90)});
+  ASSERT_EQ(changes.size(), 1U);
+  EXPECT_EQ(changes[0].status, ChangeStatus::kResolved);
+  EXPECT_EQ(changes[0].rule, "hot");
+  EXPECT_EQ(changes[0].labels.at("gpu"), "0");
+  auto open = open_alerts();
+  ASSERT_EQ(open.size(), 2U);  // hot and warm on GPU 1
+  EXPECT_EQ(scalar("SELECT count(*) FROM alerts"), 4);
+  // The pending one keeps its first start: it fires 5 minutes after it began, not after the
+  // restart.
+  clock_.advance(4 * 60 * kNsPerSec);
+  changes = step(e, {temp(1, 90)});
+  ASSERT_EQ(changes.size(), 1U);
+  EXPECT_EQ(changes[0].rule, "warm");
+  EXPECT_EQ(changes[0].status, ChangeStatus::kFiring);
+  EXPECT_EQ(scalar("SELECT count(*) FROM alerts"), 4);
+}
+
+TEST_F(RestartTest, MissingSeriesResolvesAtOnce) {
+  {
+    rules::RuleEngine e(rules::parse_rules(kRules, "test.toml").value());
+    step(e, {temp(3, 90)});
+  }
+  auto e = restart();
+  auto changes = step(e, {temp(0, 40)});  // GPU 3 is gone
+  ASSERT_EQ(changes.size(), 1U);
+  EXPECT_EQ(changes[0].status, ChangeStatus::kResolved);
+  EXPECT_TRUE(open_alerts().empty());
+}
+
+TEST_F(RestartTest, CounterAlertResolvesWithoutNewIncrease) {
+  auto xid = [](double n) {
+    return rules::Point{"gpu_xid_errors_total", {{"gpu", "0"}, {"xid", "79"}}, n};
+  };
+  {
+    rules::RuleEngine e(rules::parse_rules(kRules, "test.toml").value());
+    step(e, {xid(0)});
+    clock_.advance(10 * kNsPerSec);
+    ASSERT_EQ(step(e, {xid(2)}).size(), 1U);
+  }
+  auto e = restart();
+  // Counted since the agent started: 0 again after the restart, and nothing new.
+  std::vector<AlertChange> changes;
+  for (int i = 0; i < 3 && changes.empty(); ++i) {
+    clock_.advance(10 * kNsPerSec);
+    changes = step(e, {xid(0)});
+  }
+  ASSERT_EQ(changes.size(), 1U);
+  EXPECT_EQ(changes[0].status, ChangeStatus::kResolved);
+  EXPECT_TRUE(open_alerts().empty());
 }
 
 }  // namespace

@@ -202,6 +202,25 @@ TEST(Exposition, FaultCountsStartAtZeroForEveryGpuAndClass) {
   EXPECT_EQ(render_metrics(in, {.hostname = "node-1"}).find("kernel_faults"), std::string::npos);
 }
 
+TEST(Exposition, UnreadableKernelLogShowsNoZeroFaultCounts) {
+  auto report = two_gpu_report();
+  auto in = full_input(report);
+  in.fault_counts[{"0000:18:00.0", health::FaultClass::kFallenOffBus}] = 3;  // NVML's Xid event
+  in.agent.kmsg_up = 0;
+  auto lines = lines_of(render_metrics(in, {.hostname = "node-1"}));
+  EXPECT_TRUE(lines.count(R"(cardiac_kmsg_up{hostname="node-1"} 0)"));
+  EXPECT_TRUE(
+      lines.count("cardiac_gpu_kernel_faults_total{" + kGpu0 + R"(,class="fallen_off_bus"} 3)"));
+  for (const auto& l : lines) {
+    EXPECT_FALSE(l.starts_with("cardiac_gpu_kernel_faults_total{") && l.ends_with(" 0")) << l;
+  }
+  in.agent.kmsg_up = 1;
+  lines = lines_of(render_metrics(in, {.hostname = "node-1"}));
+  EXPECT_TRUE(lines.count(R"(cardiac_kmsg_up{hostname="node-1"} 1)"));
+  EXPECT_TRUE(
+      lines.count("cardiac_gpu_kernel_faults_total{" + kGpu0 + R"(,class="xid_critical"} 0)"));
+}
+
 TEST(Exposition, EscapesLabelValuesAndHelp) {
   EXPECT_EQ(escape_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
   EXPECT_EQ(escape_help("a\\b\"c\nd"), "a\\\\b\"c\\nd");

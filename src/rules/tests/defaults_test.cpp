@@ -202,5 +202,21 @@ TEST(Defaults, UnusableNvmlFiresCriticalAtOnceAndResolvesWhenItWorks) {
   EXPECT_TRUE(find(ts, "nvml_unavailable", AlertState::kResolved));
 }
 
+TEST(Defaults, UnreadableKernelLogWarnsAfterAMinute) {
+  RuleEngine e(defaults());
+  const auto host = testing::healthy_host();
+  auto sample = [&](double up, std::int64_t s) {
+    auto v = build_sample_view(testing::healthy_gpus(2), host, nullptr, at_s(s));
+    v.points.push_back({"kmsg_up", {}, up});
+    return e.evaluate(v, at_s(s));
+  };
+  EXPECT_TRUE(find(sample(0, 0), "kmsg_unreadable", AlertState::kPending));
+  const auto ts = sample(0, 60);
+  const Transition* t = find(ts, "kmsg_unreadable", AlertState::kFiring);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->severity, Severity::kWarning);
+  EXPECT_TRUE(find(sample(1, 70), "kmsg_unreadable", AlertState::kResolved));
+}
+
 }  // namespace
 }  // namespace cardiac::rules
