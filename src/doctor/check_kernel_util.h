@@ -76,6 +76,8 @@ Evidence log_evidence(const Analysis& a, std::size_t event, std::string_view tex
 // " between <first> and <last>", " at <time>", or "" when no event has a time.
 std::string span_text(const Analysis& a, const std::vector<std::size_t>& events);
 std::string times_text(std::size_t n);  // "once", "twice", "5 times"
+// A driver line quoted as the end of a sentence: its own full stop ends it ("…off the bus.").
+std::string quoted_sentence(std::string_view line);
 // What `nvidia-smi -i` accepts for the GPU: its index, else its bus id, else "<GPU>".
 std::string cli_id(const GpuRef& g);
 // A catalog step with "{gpu}" and "{id}" filled in.
