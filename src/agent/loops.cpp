@@ -191,6 +191,7 @@ void run_sampler(AgentState& s) {
   TimeNs last_resend = mono();
   std::set<unsigned> open_incidents;  // GPUs with an open incident, from before a restart too
   std::optional<bool> nvml_was_available;
+  bool critical_alerts_read = false;
   {
     std::lock_guard lock(s.writer_mu);
     if (auto open = store::incidents_since(*s.writer_db, s.clock.now())) {
@@ -248,7 +249,12 @@ void run_sampler(AgentState& s) {
           outgoing = to_notifications(*changes, s.options.hostname);
         }
       }
-      next.critical_alerts = critical_gpu_alerts(*s.alerts);
+      // The open alerts change only with a transition: read them from the store then (and once
+      // at start, for alerts taken up from before a restart), not on every sample.
+      if (!transitions.empty() || !critical_alerts_read) {
+        next.critical_alerts = critical_gpu_alerts(*s.alerts);
+        critical_alerts_read = true;
+      }
       if (mono() - last_flush >= c.store.flush_interval) {
         last_flush = mono();
         if (auto st = s.writer->flush(); !st) log::warn("store flush: {}", st.error().what());
