@@ -90,10 +90,16 @@ expect_no_out() {
   fi
 }
 
+# Ready means answering /healthz and holding a first sample: /healthz is 200 during the start
+# grace too, and a slow machine (the sanitizer tree) may take a while to the first sample.
 wait_for_agent() {
   local i
   for i in $(seq 1 300); do
-    if curl -sf -o /dev/null "http://127.0.0.1:9847/healthz"; then return 0; fi
+    if curl -sf -o /dev/null "http://127.0.0.1:9847/healthz" &&
+      curl -sf "http://127.0.0.1:9847/metrics" |
+      grep -Eq '^cardiac_agent_samples_total(\{[^}]*\})? [1-9]'; then
+      return 0
+    fi
     if ! kill -0 "$agent_pid" 2>/dev/null; then return 1; fi
     sleep 0.1 # polling for a state, bounded at 30 s; nothing is timed
   done
@@ -142,7 +148,7 @@ while IFS= read -r readme_cmd; do
     bash -c "${cmd%&}" >"$work/agent.log" 2>&1 </dev/null &
     agent_pid=$!
     if ! wait_for_agent; then
-      fail "the agent did not answer /healthz on 127.0.0.1:9847"
+      fail "the agent did not answer /healthz with a first sample on 127.0.0.1:9847"
       sed 's/^/    | /' "$work/agent.log" | head -40
     fi
     ;;
