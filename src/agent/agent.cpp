@@ -9,13 +9,18 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
-#include "agent/agent_state.h"
 #include "agent/api_token.h"
+#include "agent/backend.h"
 #include "agent/control.h"
+#include "agent/loops.h"
+#include "agent/notifiers.h"
+#include "agent/sampler.h"
 #include "config/agent_config.h"
 #include "core/format.h"
 #include "core/log.h"
+#include "host/bounded.h"
 #include "platform/subprocess.h"
 #include "queue/job_store.h"
 #include "rules/defaults.h"
@@ -83,49 +88,28 @@ Status secure_state(const config::Config& c) {
 
 // The queue's view of the machine: the latest report, the Xids seen, whether any GPU was ever
 // seen and the GPUs with a critical alert firing, from the snapshot.
-queue::MachineView machine_view(AgentState& s) {
-  std::lock_guard lock(s.snap_mu);
-  return {s.snap.report, s.snap.xid_counts, s.snap.gpus_seen, s.snap.critical_alerts};
-}
-
-Status start_queue(AgentState& s) {
-  const config::Config& c = s.options.config;
-  if (!c.queue.enabled) return {};
-  queue::QueueOptions q;
-  q.state_dir = c.agent.state_dir;
-  q.executable = s.options.executable;
-  if (q.executable.empty()) {
-    auto self = self_executable();
-    if (!self) return fail(self.error());
-    q.executable = *self;
-  }
-  q.settings = c.queue;
-  q.hostname = s.options.hostname;
-  // Fences become alerts on the sampler thread, which owns the alert book.
-  q.on_fence = [&s](const queue::FenceNotice& n) {
-    std::lock_guard lock(s.kmsg_mu);
-    s.fence_queue.push_back(n);
-  };
-  s.queue = std::make_unique<queue::Queue>(q, s.clock, [&s] { return machine_view(s); });
-  return s.queue->start();
+queue::MachineView machine_view(const Latest<Snapshot>& board) {
+  Snapshot snap = board.get();
+  return {snap.report, snap.faults.xid_counts, snap.gpus_seen, snap.critical_alerts};
 }
 
 // Alerts left open by the previous run: the rule engine continues or closes its own, and a
 // "gpu_fenced" alert closes through the fence path when its fence was cleared meanwhile (fences
 // are rows in the same database, so a still-fenced GPU keeps its alert as it is).
-void resume_open_alerts(AgentState& s, const std::vector<alerts::Alert>& open) {
+void resume_open_alerts(rules::RuleEngine& engine, AgentStore& store, Inbox& inbox,
+                        const std::vector<alerts::Alert>& open, const Clock& clock) {
   std::optional<std::vector<queue::Fence>> fences;
   for (const alerts::Alert& a : open) {
     const auto state =
         a.state == alerts::kStateFiring ? rules::AlertState::kFiring : rules::AlertState::kPending;
     if (a.rule != "gpu_fenced") {
-      if (!s.engine->adopt(a.rule, a.labels, state, a.started_ns, a.last_value.value_or(0))) {
+      if (!engine.adopt(a.rule, a.labels, state, a.started_ns, a.last_value.value_or(0))) {
         log::warn("alert {} ({}) stays open: no rule of that name is loaded", a.id, a.rule);
       }
       continue;
     }
     if (!fences) {
-      auto f = queue::list_fences(*s.writer_db, false);
+      auto f = store.with([](AgentStore::Access& s) { return queue::list_fences(s.db, false); });
       if (!f) {
         log::warn("fences: {}; fence alerts stay as they are", f.error().what());
         fences.emplace();
@@ -143,23 +127,90 @@ void resume_open_alerts(AgentState& s, const std::vector<alerts::Alert>& open) {
     n.fenced = false;
     n.gpu = static_cast<unsigned>(std::stoul(gpu->second));
     n.reason = "cleared while the agent was stopped";
-    n.at = s.clock.now();
-    std::lock_guard lock(s.kmsg_mu);
-    s.fence_queue.push_back(std::move(n));
+    n.at = clock.now();
+    inbox.add_fence(std::move(n));
   }
 }
 
 }  // namespace
 
-bool AgentState::sleep_for(DurationNs d) {
-  std::unique_lock lock(stop_mu);
-  stop_cv.wait_for(lock, std::chrono::nanoseconds(d), [&] { return stopping; });
-  return !stopping;
+// Everything the agent owns, in the order it is built (and so destroyed in reverse).
+struct Agent::Parts {
+  Parts(AgentOptions o, const Clock& c) : options(std::move(o)), clock(c) {}
+
+  AgentOptions options;
+  const Clock& clock;
+  Stopper stopper;
+  Inbox inbox;
+  KmsgStatus kmsg;
+  Latest<HostView> host;
+  Latest<Snapshot> snapshot;
+  std::shared_ptr<const FileSystem> fs;
+  std::unique_ptr<AgentStore> store;
+  std::optional<Guarded<store::Db>> reader;
+  std::unique_ptr<Sampler> sampler;
+  std::unique_ptr<KernelLogFollower> kernel_log;
+  // The GPU job queue ([queue] enabled): its own threads, store connection and socket; it
+  // reads the snapshot through a view callback.
+  std::unique_ptr<queue::Queue> queue;
+  std::unique_ptr<server::Backend> backend;
+  std::unique_ptr<server::HttpServer> http;
+  // <state-dir>/agent.sock: alert acks and silences from the CLI, by SO_PEERCRED (control.h).
+  std::unique_ptr<queue::SocketServer> control;
+  int port = 0;
+  bool stopped = false;
+  std::vector<std::thread> threads;
+};
+
+namespace {
+
+Status start_queue(Agent::Parts& p) {
+  const config::Config& c = p.options.config;
+  if (!c.queue.enabled) return {};
+  queue::QueueOptions q;
+  q.state_dir = c.agent.state_dir;
+  q.executable = p.options.executable;
+  if (q.executable.empty()) {
+    auto self = self_executable();
+    if (!self) return fail(self.error());
+    q.executable = *self;
+  }
+  q.settings = c.queue;
+  q.hostname = p.options.hostname;
+  // Fences become alerts in the sampler's evaluate stage, which owns the alert changes.
+  q.on_fence = [&p](const queue::FenceNotice& n) { p.inbox.add_fence(n); };
+  p.queue = std::make_unique<queue::Queue>(q, p.clock, [&p] { return machine_view(p.snapshot); });
+  return p.queue->start();
 }
 
+std::unique_ptr<Sampler> make_sampler(Agent::Parts& p, std::unique_ptr<rules::RuleEngine> engine,
+                                      PublishOptions publish) {
+  const config::Config& c = p.options.config;
+  std::unique_ptr<GpuSource> gpus;
+  if (p.options.gpu_source) {
+    gpus = p.options.gpu_source();
+  } else {
+    telemetry::GpuCollectorOptions copts;
+    copts.executable = p.options.executable;
+    copts.nvml_lib = c.nvml.library;
+    copts.timeout = c.nvml.timeout;
+    copts.retry_min = c.nvml.retry;
+    copts.env = p.options.worker_env;
+    gpus = worker_gpu_source(std::move(copts), p.clock);
+  }
+  return std::make_unique<Sampler>(
+      CollectStage(std::move(gpus), p.fs, p.host, p.inbox, p.kmsg, p.clock),
+      PersistStage(c.kmsg.source, c.store.flush_interval, p.clock),
+      EvaluateStage(std::move(engine), c.kmsg.enabled),
+      PublishStage(std::move(publish), *p.store, p.snapshot, p.clock), *p.store, c.agent.interval,
+      p.clock);
+}
+
+}  // namespace
+
 Agent::Agent(AgentOptions options, const Clock& clock)
-    : state_(std::make_unique<AgentState>(std::move(options), clock)) {
-  if (state_->options.hostname.empty()) state_->options.hostname = local_hostname();
+    : parts_(std::make_unique<Parts>(std::move(options), clock)) {
+  if (parts_->options.hostname.empty()) parts_->options.hostname = local_hostname();
 }
 
 Agent::~Agent() {
@@ -167,63 +218,46 @@ Agent::~Agent() {
 }
 
 int Agent::port() const {
-  return state_->port;
+  return parts_->port;
 }
 
 Status Agent::start() {
-  AgentState& s = *state_;
-  const config::Config& c = s.options.config;
+  Parts& p = *parts_;
+  const config::Config& c = p.options.config;
 
   CARDIAC_TRY(secure_state(c));
   std::string db_path = c.agent.state_dir + "/cardiac.db";
   auto writer_db = store::open_store(db_path);
   if (!writer_db) return fail(store::explain_store_error(writer_db.error(), db_path));
-  s.writer_db.emplace(std::move(*writer_db));
+  p.store = std::make_unique<AgentStore>(std::move(*writer_db), p.clock);
   auto reader_db = store::Db::open(db_path);
   if (!reader_db) return fail(store::explain_store_error(reader_db.error(), db_path));
-  s.reader_db.emplace(std::move(*reader_db));
-  s.writer = std::make_unique<store::SampleWriter>(*s.writer_db);
-  s.alerts = std::make_unique<alerts::AlertBook>(*s.writer_db, s.clock);
-  auto open_alerts = s.alerts->load();
+  p.reader.emplace(std::move(*reader_db));
+  auto open_alerts = p.store->with([](AgentStore::Access& a) { return a.alerts.load(); });
   if (!open_alerts) return fail(open_alerts.error());
 
   auto rules = load_rules(c.agent);
   if (!rules) return fail(rules.error());
-  s.engine = std::make_unique<rules::RuleEngine>(std::move(*rules));
-  resume_open_alerts(s, *open_alerts);
+  auto engine = std::make_unique<rules::RuleEngine>(std::move(*rules));
+  resume_open_alerts(*engine, *p.store, p.inbox, *open_alerts, p.clock);
 
+  PublishOptions publish;
+  publish.hostname = p.options.hostname;
   auto dispatcher = make_dispatcher(c, false);
   if (!dispatcher) return fail(dispatcher.error());
-  s.dispatcher = std::move(*dispatcher);
+  publish.notifiers = std::move(*dispatcher);
   auto am = make_dispatcher(c, true);
   if (!am) return fail(am.error());
-  s.am_dispatcher = std::move(*am);
+  publish.alertmanager = std::move(*am);
 
-  s.fs = std::make_shared<RootFs>(c.host.root);
-  telemetry::GpuCollectorOptions copts;
-  copts.executable = s.options.executable;
-  copts.nvml_lib = c.nvml.library;
-  copts.timeout = c.nvml.timeout;
-  copts.retry_min = c.nvml.retry;
-  copts.env = s.options.worker_env;
-  s.collector = std::make_unique<telemetry::GpuCollector>(copts, s.clock);
+  p.fs = p.options.fs ? p.options.fs : std::make_shared<RootFs>(c.host.root);
+  p.sampler = make_sampler(p, std::move(engine), std::move(publish));
 
   // Positioned before the server answers: a line logged once /healthz says 200 is never
   // mistaken for the backlog and skipped.
   if (c.kmsg.enabled) {
-    kmsg::KmsgReaderOptions kopts;
-    // Records carry µs since boot; wall time at boot turns them into timestamps.
-    kopts.boot_time_ns = s.clock.now() - SystemClock::instance().monotonic();
-    s.kmsg_reader = std::make_unique<kmsg::KmsgReader>(c.kmsg.source, kopts);
-    s.file_reader = std::make_unique<kmsg::FileTailReader>(c.kmsg.source);
-    if (c.kmsg.source.starts_with("/dev/")) {
-      s.kmsg_open = s.kmsg_reader->open().has_value();
-      s.kmsg_up = s.kmsg_open;
-    } else if (c.kmsg.source != "journal") {
-      auto first = s.file_reader->poll();  // skips what the file already holds
-      s.kmsg_open = true;
-      s.kmsg_up = first && s.file_reader->reading();
-    }
+    p.kernel_log = std::make_unique<KernelLogFollower>(c.kmsg.source, p.clock);
+    p.kernel_log->open_at_end(p.kmsg);
   }
   auto listen = config::split_listen(c.agent.listen);
   if (!listen) return fail(listen.error());
@@ -241,46 +275,70 @@ Status Agent::start() {
   }
   sopts.tls_cert = c.agent.tls_cert;
   sopts.tls_key = c.agent.tls_key;
-  s.backend = make_backend(s);
-  s.http = std::make_unique<server::HttpServer>(*s.backend, sopts);
-  auto port = s.http->start();
+  BackendParts bp{p.options, p.clock, p.snapshot, p.kmsg, *p.store, *p.reader, p.queue};
+  p.backend = make_backend(bp);
+  p.http = std::make_unique<server::HttpServer>(*p.backend, sopts, p.clock);
+  auto port = p.http->start();
   if (!port) return fail(port.error().with_context("listen " + c.agent.listen));
-  s.port = *port;
+  p.port = *port;
 
-  auto control = start_control(s);
+  auto control = start_control(c, *p.store);
   if (!control) return fail(control.error());
-  s.control = std::move(*control);
-  CARDIAC_TRY(start_queue(s));
-  s.threads.emplace_back([&s] { run_host(s); });
-  s.threads.emplace_back([&s] { run_sampler(s); });
-  if (c.kmsg.enabled) s.threads.emplace_back([&s] { run_kmsg(s); });
-  s.threads.emplace_back([&s] { run_nvml_events(s); });
-  s.threads.emplace_back([&s] { run_maintenance(s); });
-  log::info("agent listening on {}:{}, state in {}", sopts.address, s.port, c.agent.state_dir);
+  p.control = std::move(*control);
+  CARDIAC_TRY(start_queue(p));
+  if (p.options.background_sampling) {
+    p.threads.emplace_back([&p] {
+      run_host(p.fs, p.host, p.options.config.agent.host_interval, p.options.config.nvml.timeout,
+               p.clock, p.stopper);
+    });
+    p.threads.emplace_back([&p] { p.sampler->run(p.stopper); });
+  }
+  if (p.kernel_log) {
+    p.threads.emplace_back([&p] { p.kernel_log->run(p.inbox, p.kmsg, p.stopper); });
+  }
+  if (p.options.nvml_events) {
+    p.threads.emplace_back([&p] {
+      const auto& cfg = p.options.config;
+      run_nvml_events(p.options.executable, cfg.nvml.library, p.options.worker_env, p.inbox,
+                      p.clock, p.stopper);
+    });
+  }
+  p.threads.emplace_back([&p] { run_maintenance(p.options.config, p.clock, p.stopper); });
+  log::info("agent listening on {}:{}, state in {}", sopts.address, p.port, c.agent.state_dir);
   return {};
 }
 
-void Agent::stop() {
-  AgentState& s = *state_;
-  {
-    std::lock_guard lock(s.stop_mu);
-    if (s.stopping) return;
-    s.stopping = true;
+void Agent::sample_now() {
+  Parts& p = *parts_;
+  const auto& c = p.options.config;
+  HostView view;
+  if (auto snap = host::collect_host_within(p.fs, p.clock.now(), c.nvml.timeout)) {
+    HostView previous = p.host.get();
+    if (previous.snapshot) view.rates = host::compute_rates(*previous.snapshot, *snap);
+    view.snapshot = std::move(*snap);
   }
-  s.stop_cv.notify_all();
+  p.host.set(std::move(view));
+  p.sampler->step();
+}
+
+void Agent::stop() {
+  Parts& p = *parts_;
+  if (p.stopped) return;
+  p.stopped = true;
+  p.stopper.stop();
   // Jobs keep running: the next agent adopts them.
-  if (s.queue) s.queue->stop();
-  if (s.control) s.control->stop();
-  if (s.http) s.http->stop();
-  for (auto& t : s.threads) {
+  if (p.queue) p.queue->stop();
+  if (p.control) p.control->stop();
+  if (p.http) p.http->stop();
+  for (auto& t : p.threads) {
     if (t.joinable()) t.join();
   }
-  s.threads.clear();
-  if (s.dispatcher) s.dispatcher->stop();
-  if (s.am_dispatcher) s.am_dispatcher->stop();
-  std::lock_guard lock(s.writer_mu);
-  if (s.writer) {
-    if (auto st = s.writer->flush(); !st) log::error("final flush failed: {}", st.error().what());
+  p.threads.clear();
+  if (p.sampler) p.sampler->publish().stop();
+  if (p.store) {
+    p.store->with([](AgentStore::Access& a) {
+      if (auto st = a.writer.flush(); !st) log::error("final flush failed: {}", st.error().what());
+    });
   }
 }
 

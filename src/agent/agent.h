@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -14,17 +15,24 @@
 #include "config/config.h"
 #include "core/clock.h"
 #include "core/result.h"
+#include "platform/fs.h"
 
 namespace cardiac::agent {
+
+class GpuSource;  // sampler.h
 
 struct AgentOptions {
   config::Config config;
   std::string executable;  // the cardiac binary for the NVML worker (default: ourselves)
   std::vector<std::pair<std::string, std::string>> worker_env{};
   std::string hostname;  // default: the host's
-};
 
-struct AgentState;  // everything the threads share; defined in agent_state.h
+  // Seams for in-process tests; production leaves them as they are.
+  std::shared_ptr<const FileSystem> fs;                    // default: RootFs over [host] root
+  std::function<std::unique_ptr<GpuSource>()> gpu_source;  // default: the NVML worker
+  bool nvml_events = true;          // follow NVML's event stream (its own worker process)
+  bool background_sampling = true;  // false: no sampler or host thread; call sample_now()
+};
 
 class Agent {
  public:
@@ -40,9 +48,14 @@ class Agent {
   [[nodiscard]] int port() const;
   // Stops every thread and flushes the store. Idempotent.
   void stop();
+  // One host reading and one sample through every stage, on the calling thread (with
+  // background_sampling off; tests drive time with a ManualClock this way).
+  void sample_now();
+
+  struct Parts;  // everything the agent owns (agent.cpp)
 
  private:
-  std::unique_ptr<AgentState> state_;
+  std::unique_ptr<Parts> parts_;
 };
 
 }  // namespace cardiac::agent

@@ -6,7 +6,6 @@
 
 #include <vector>
 
-#include "agent/agent_state.h"
 #include "alerts/alert_json.h"
 #include "core/format.h"
 #include "queue/protocol.h"
@@ -31,7 +30,7 @@ Result<std::string> string_member(const nlohmann::json& req, const char* name, b
   return it->get<std::string>();
 }
 
-Result<nlohmann::json> dispatch(AgentState& s, const queue::Principal& who,
+Result<nlohmann::json> dispatch(AgentStore& store, const queue::Principal& who,
                                 const nlohmann::json& req) {
   std::string op = req.value("op", std::string());
   if (op != "alerts.ack" && op != "alerts.silence") {
@@ -45,8 +44,8 @@ Result<nlohmann::json> dispatch(AgentState& s, const queue::Principal& who,
     if (id == req.end() || !id->is_number_integer() || id->get<std::int64_t>() < 0) {
       return fail(Error::invalid("id must be a non-negative integer", "id"));
     }
-    std::lock_guard lock(s.writer_mu);
-    auto a = s.alerts->ack(id->get<std::int64_t>(), recorded);
+    auto a = store.with(
+        [&](AgentStore::Access& s) { return s.alerts.ack(id->get<std::int64_t>(), recorded); });
     if (!a) return fail(a.error());
     return nlohmann::json{{"alert", alerts::to_json(*a)}};
   }
@@ -58,15 +57,16 @@ Result<nlohmann::json> dispatch(AgentState& s, const queue::Principal& who,
   if (!duration) return fail(duration.error().with_context("duration"));
   auto comment = string_member(req, "comment", false);
   if (!comment) return fail(comment.error());
-  std::lock_guard lock(s.writer_mu);
-  auto si = s.alerts->add_silence(*matcher, *duration, recorded, *comment);
+  auto si = store.with([&](AgentStore::Access& s) {
+    return s.alerts.add_silence(*matcher, *duration, recorded, *comment);
+  });
   if (!si) return fail(si.error());
   return nlohmann::json{{"silence", alerts::to_json(*si)}};
 }
 
 }  // namespace
 
-nlohmann::json handle_control(AgentState& s, const queue::AuthPolicy& policy,
+nlohmann::json handle_control(AgentStore& store, const queue::AuthPolicy& policy,
                               const queue::Principal& who, const nlohmann::json& request) {
   if (!queue::is_admin(policy, who)) {
     return queue::error_response(denied(
@@ -74,20 +74,20 @@ nlohmann::json handle_control(AgentState& s, const queue::AuthPolicy& policy,
                     "admin_group may",
                     who.user)));
   }
-  auto r = dispatch(s, who, request);
+  auto r = dispatch(store, who, request);
   if (!r) return queue::error_response(r.error());
   return queue::ok_response(*r);
 }
 
-Result<std::unique_ptr<queue::SocketServer>> start_control(AgentState& s) {
-  const config::Config& c = s.options.config;
+Result<std::unique_ptr<queue::SocketServer>> start_control(const config::Config& c,
+                                                           AgentStore& store) {
   auto auth = queue::make_auth_policy(c.queue.admin_group);
   if (!auth) return fail(auth.error());
   const queue::AuthPolicy policy = *auth;
   auto server = std::make_unique<queue::SocketServer>(
       c.agent.state_dir + "/" + kControlSocketName,
-      [&s, policy](const queue::Principal& who, const nlohmann::json& req) {
-        return handle_control(s, policy, who, req);
+      [&store, policy](const queue::Principal& who, const nlohmann::json& req) {
+        return handle_control(store, policy, who, req);
       });
   CARDIAC_TRY(server->start());
   return server;

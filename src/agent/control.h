@@ -8,13 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/parts.h"
+#include "config/config.h"
 #include "core/result.h"
 #include "queue/auth.h"
 #include "queue/socket_server.h"
 
 namespace cardiac::agent {
-
-struct AgentState;
 
 inline constexpr const char* kControlSocketName = "agent.sock";
 
@@ -24,10 +24,11 @@ inline constexpr const char* kControlSocketName = "agent.sock";
 // Allowed to root, the agent's own user and members of [queue] admin_group; anyone else gets a
 // permission error. The alert book records the caller's login name; a `by` is kept beside it
 // as what the caller said ("ana (says night shift)"), never instead of it.
-nlohmann::json handle_control(AgentState& s, const queue::AuthPolicy& policy,
+nlohmann::json handle_control(AgentStore& store, const queue::AuthPolicy& policy,
                               const queue::Principal& who, const nlohmann::json& request);
 
 // Binds <state-dir>/agent.sock (refused when another agent answers there) and serves it.
-[[nodiscard]] Result<std::unique_ptr<queue::SocketServer>> start_control(AgentState& s);
+[[nodiscard]] Result<std::unique_ptr<queue::SocketServer>> start_control(const config::Config& c,
+                                                                         AgentStore& store);
 
 }  // namespace cardiac::agent

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // From configuration to notifiers, and from alert changes to notifications.
-#include "agent/agent_state.h"
+#include "agent/notifiers.h"
 #include "core/format.h"
 
 namespace cardiac::agent {

@@ -25,8 +25,10 @@ int worker_main(int argc, char** argv) {
     if (flag == "--progress-fd") options.progress_fd = std::atoi(argv[i + 1]);
     if (flag == "--events") options.events = std::string(argv[i + 1]) == "1";
   }
-  if (options.events) return cardiac::telemetry::run_event_worker(options);
-  return cardiac::telemetry::run_gpu_worker(options);
+  // The worker process's own clock: it stamps readings and events.
+  const cardiac::Clock& clock = cardiac::SystemClock::instance();
+  if (options.events) return cardiac::telemetry::run_event_worker(options, clock);
+  return cardiac::telemetry::run_gpu_worker(options, clock);
 }
 
 // Alphabetical; one line of help each.

@@ -37,8 +37,9 @@ class UniqueFd {
   int fd_;
 };
 
+// The hook's deadlines are on the clock poll() waits on.
 TimeNs mono_now() {
-  return SystemClock::instance().monotonic();
+  return io_deadline(0);
 }
 
 // Non-blocking writes with poll, because a hook that never reads would otherwise block us

@@ -149,7 +149,7 @@ GpuReading Reader::read_device(unsigned index) {
   GpuReading g;
   g.index = index;
   g.sampled_at = clock_.now();
-  TimeNs start = SystemClock::instance().monotonic();
+  TimeNs start = clock_.monotonic();
 
   nvmlDevice_t h = nullptr;
   nvmlReturn_t rc = CARDIAC_NVML_CALL(handle_by_index, "nvmlDeviceGetHandleByIndex", index, &h);
@@ -169,7 +169,7 @@ GpuReading Reader::read_device(unsigned index) {
     }
     if (!stopped(g)) read_dynamic(h, g);
   }
-  g.sample_duration_us = (SystemClock::instance().monotonic() - start) / kNsPerUs;
+  g.sample_duration_us = (clock_.monotonic() - start) / kNsPerUs;
   return g;
 }
 

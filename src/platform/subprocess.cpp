@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <time.h>
 #include <algorithm>
 #include <cerrno>
 #include <climits>
@@ -18,6 +19,34 @@
 extern char** environ;
 
 namespace cardiac {
+
+namespace {
+
+TimeNs os_monotonic() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<TimeNs>(ts.tv_sec) * kNsPerSec + ts.tv_nsec;
+}
+
+}  // namespace
+
+TimeNs io_deadline(DurationNs within) {
+  return os_monotonic() + within;
+}
+
+Result<std::string> Child::read_line_within(DurationNs timeout) {
+  return read_line(io_deadline(timeout));
+}
+
+bool Child::wait_exit_within(DurationNs timeout) {
+  const TimeNs until = io_deadline(timeout);
+  while (!try_wait()) {
+    if (os_monotonic() >= until) return false;
+    timespec ts{0, 2 * kNsPerMs};
+    nanosleep(&ts, nullptr);
+  }
+  return true;
+}
 namespace {
 
 std::mutex g_abandoned_mu;
@@ -153,7 +182,7 @@ Result<std::string> Child::read_line(TimeNs deadline) {
       buffer_.erase(0, nl + 1);
       return line;
     }
-    TimeNs now = SystemClock::instance().monotonic();
+    TimeNs now = os_monotonic();
     if (now >= deadline) return fail(Error::timeout("no answer from child before the deadline"));
     DurationNs left = deadline - now;
     int timeout_ms = static_cast<int>(std::min<DurationNs>(left / kNsPerMs + 1, INT_MAX));
@@ -204,9 +233,9 @@ void Child::kill_and_abandon(DurationNs grace) {
   ::kill(pid_, SIGKILL);
   // A process in uninterruptible sleep inside the driver cannot die until the call returns;
   // poll briefly, then leave it to reap_abandoned() rather than block.
-  TimeNs until = SystemClock::instance().monotonic() + grace;
+  TimeNs until = os_monotonic() + grace;
   while (!try_wait()) {
-    if (SystemClock::instance().monotonic() >= until) {
+    if (os_monotonic() >= until) {
       std::lock_guard lock(g_abandoned_mu);
       g_abandoned.push_back(pid_);
       exit_status_ = -1;

@@ -28,6 +28,9 @@ struct SpawnOptions {
 // A running child. Moving is allowed; destroying a child that is still running kills it
 // (SIGKILL) and, if it cannot be reaped at once (stuck in the kernel), hands its pid to the
 // abandoned list that reap_abandoned() empties later. It never blocks.
+// Now plus `within` on CLOCK_MONOTONIC: a deadline for read_line().
+[[nodiscard]] TimeNs io_deadline(DurationNs within);
+
 class Child {
  public:
   Child() = default;
@@ -44,9 +47,15 @@ class Child {
 
   // Writes everything or fails (EPIPE when the child is gone).
   [[nodiscard]] Status write_all(std::string_view data);
-  // Returns the next line (without '\n'). Errors: kTimeout once `deadline` (monotonic ns of
-  // SystemClock) passes with no full line; kUnavailable on end of file.
+  // Returns the next line (without '\n'). Errors: kTimeout once `deadline` passes with no
+  // full line; kUnavailable on end of file. Deadlines here are on the kernel's monotonic clock
+  // (io_deadline()), the one poll() waits on: a pipe answers in real time whatever Clock the
+  // caller runs on, so this is not a Clock seam.
   [[nodiscard]] Result<std::string> read_line(TimeNs deadline);
+  // The same with a deadline `timeout` from now.
+  [[nodiscard]] Result<std::string> read_line_within(DurationNs timeout);
+  // Waits up to `timeout` for the child to exit on its own; true once it has.
+  bool wait_exit_within(DurationNs timeout);
 
   void signal(int sig);
   // Non-blocking: the exit status once the child has exited (waitpid status word).

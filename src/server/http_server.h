@@ -85,7 +85,7 @@ inline constexpr const char* kTokenPrincipal = "api-token";
 
 class HttpServer {
  public:
-  HttpServer(Backend& backend, ServerOptions options, const Clock& clock = SystemClock::instance());
+  HttpServer(Backend& backend, ServerOptions options, const Clock& clock);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

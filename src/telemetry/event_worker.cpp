@@ -34,7 +34,7 @@ const char* event_kind(unsigned long long type) {
 
 }  // namespace
 
-int run_event_worker(const WorkerOptions& options) {
+int run_event_worker(const WorkerOptions& options, const Clock& clock) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() == 1) return 1;
   signal(SIGPIPE, SIG_IGN);
@@ -96,15 +96,19 @@ int run_event_worker(const WorkerOptions& options) {
                      {"gpu", index},
                      {"pci_bus_id", devices[index].bus_id},
                      {"event", event_kind(data.eventType)},
-                     {"time_ns", SystemClock::instance().now()}};
+                     {"time_ns", clock.now()}};
     if (data.eventType & nvml::kEventXidCritical) j["xid"] = data.eventData;
     emit(j);
   }
 }
 
 GpuEventStream::GpuEventStream(std::string executable, std::string nvml_lib,
-                               std::vector<std::pair<std::string, std::string>> env)
-    : executable_(std::move(executable)), nvml_lib_(std::move(nvml_lib)), env_(std::move(env)) {
+                               std::vector<std::pair<std::string, std::string>> env,
+                               const Clock& clock)
+    : executable_(std::move(executable)),
+      nvml_lib_(std::move(nvml_lib)),
+      env_(std::move(env)),
+      clock_(clock) {
   if (executable_.empty()) {
     if (auto self = self_executable()) executable_ = *self;
   }
@@ -112,7 +116,7 @@ GpuEventStream::GpuEventStream(std::string executable, std::string nvml_lib,
 
 bool GpuEventStream::ensure_running() {
   if (ready_ && worker_.running() && !worker_.try_wait()) return true;
-  TimeNs now = SystemClock::instance().monotonic();
+  TimeNs now = clock_.monotonic();
   if (now < retry_at_) return false;
   backoff_ = backoff_ == 0 ? 30 * kNsPerSec : std::min(backoff_ * 2, 600 * kNsPerSec);
   retry_at_ = now + backoff_;
@@ -127,7 +131,7 @@ bool GpuEventStream::ensure_running() {
   auto child = Child::spawn(o);
   if (!child) return false;
   worker_ = std::move(*child);
-  auto hello = worker_.read_line(now + 10 * kNsPerSec);
+  auto hello = worker_.read_line_within(10 * kNsPerSec);
   auto j = hello ? nlohmann::json::parse(*hello, nullptr, false) : nlohmann::json();
   ready_ = j.is_object() && j.value("ok", false);
   if (!ready_) {
@@ -142,7 +146,7 @@ bool GpuEventStream::ensure_running() {
 std::optional<GpuEvent> GpuEventStream::next(DurationNs wait) {
   if (!ensure_running()) return std::nullopt;
   while (true) {
-    auto line = worker_.read_line(SystemClock::instance().monotonic() + wait);
+    auto line = worker_.read_line_within(wait);
     if (!line) {
       if (line.error().code != ErrorCode::kTimeout) ready_ = false;  // the worker died
       return std::nullopt;

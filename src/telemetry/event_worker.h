@@ -17,7 +17,7 @@ namespace cardiac::telemetry {
 struct WorkerOptions;
 
 // Worker side: runs until the parent goes away.
-int run_event_worker(const WorkerOptions& options);
+int run_event_worker(const WorkerOptions& options, const Clock& clock);
 
 struct GpuEvent {
   unsigned gpu = 0;
@@ -31,7 +31,7 @@ struct GpuEvent {
 class GpuEventStream {
  public:
   GpuEventStream(std::string executable, std::string nvml_lib,
-                 std::vector<std::pair<std::string, std::string>> env);
+                 std::vector<std::pair<std::string, std::string>> env, const Clock& clock);
   // Waits up to `wait` for the next event; nullopt when none came (or the worker is down).
   std::optional<GpuEvent> next(DurationNs wait);
 
@@ -40,6 +40,7 @@ class GpuEventStream {
   std::string executable_;
   std::string nvml_lib_;
   std::vector<std::pair<std::string, std::string>> env_;
+  const Clock& clock_;
   Child worker_;
   bool ready_ = false;
   TimeNs retry_at_ = 0;

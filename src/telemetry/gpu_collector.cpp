@@ -21,10 +21,6 @@
 namespace cardiac::telemetry {
 namespace {
 
-TimeNs real_deadline(DurationNs d) {
-  return SystemClock::instance().monotonic() + d;
-}
-
 DurationNs next_backoff(DurationNs current, DurationNs lo, DurationNs hi) {
   return current == 0 ? lo : std::min(current * 2, hi);
 }
@@ -50,11 +46,7 @@ GpuCollector::GpuCollector(GpuCollectorOptions options, const Clock& clock)
 GpuCollector::~GpuCollector() {
   if (!worker_.running()) return;
   (void)worker_.write_all("{\"cmd\":\"quit\"}\n");
-  TimeNs until = real_deadline(200 * kNsPerMs);
-  while (!worker_.try_wait() && SystemClock::instance().monotonic() < until) {
-    timespec ts{0, 2 * kNsPerMs};
-    nanosleep(&ts, nullptr);
-  }
+  worker_.wait_exit_within(200 * kNsPerMs);
   worker_.kill_and_abandon();
 }
 
@@ -112,7 +104,7 @@ Result<void> GpuCollector::ensure_worker(nvml::GpuSnapshot& snap) {
   ++stats_.worker_starts;
   if (stats_.worker_starts > 1) ++stats_.worker_restarts;
 
-  auto line = worker_.read_line(real_deadline(options_.timeout));
+  auto line = worker_.read_line(io_deadline(options_.timeout));
   if (!line) {
     bool timed_out = line.error().code == ErrorCode::kTimeout;
     std::string what = timed_out ? fmt::format(
@@ -166,7 +158,7 @@ bool GpuCollector::collect(const std::vector<unsigned>& only, nvml::GpuSnapshot&
   }
   std::set<unsigned> pending(only.begin(), only.end());
   while (true) {
-    auto line = worker_.read_line(real_deadline(options_.timeout));
+    auto line = worker_.read_line(io_deadline(options_.timeout));
     if (!line) {
       bool timed_out = line.error().code == ErrorCode::kTimeout;
       auto in_flight = progress_ ? progress_->read() : std::nullopt;
@@ -217,11 +209,11 @@ bool GpuCollector::collect(const std::vector<unsigned>& only, nvml::GpuSnapshot&
 nvml::GpuSnapshot GpuCollector::sample() {
   nvml::GpuSnapshot snap;
   snap.taken_at = clock_.now();
-  TimeNs start = SystemClock::instance().monotonic();
+  TimeNs start = clock_.monotonic();
   ++stats_.samples;
   reap_abandoned();
   if (!ensure_worker(snap)) {
-    snap.duration_us = (SystemClock::instance().monotonic() - start) / kNsPerUs;
+    snap.duration_us = (clock_.monotonic() - start) / kNsPerUs;
     return snap;
   }
   snap.available = true;
@@ -279,7 +271,7 @@ nvml::GpuSnapshot GpuCollector::sample() {
       g.minor_number = it->second.minor_number;
     }
   }
-  snap.duration_us = (SystemClock::instance().monotonic() - start) / kNsPerUs;
+  snap.duration_us = (clock_.monotonic() - start) / kNsPerUs;
   return snap;
 }
 

@@ -37,7 +37,7 @@ std::string library_error_kind(const Error& e, bool named) {
 
 }  // namespace
 
-int run_gpu_worker(const WorkerOptions& options) {
+int run_gpu_worker(const WorkerOptions& options, const Clock& clock) {
   // Die with the parent; never outlive it holding the driver.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() == 1) return 1;
@@ -63,7 +63,7 @@ int run_gpu_worker(const WorkerOptions& options) {
   if (progress) {
     hook = [p = progress.get()](int device, std::string_view fn) { p->publish(device, fn); };
   }
-  nvml::Reader reader(**lib, SystemClock::instance(), hook);
+  nvml::Reader reader(**lib, clock, hook);
   auto system = reader.init();
   if (!system) {
     emit({{"type", "hello"},

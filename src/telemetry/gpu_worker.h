@@ -13,6 +13,8 @@
 
 #include <string>
 
+#include "core/clock.h"
+
 namespace cardiac::telemetry {
 
 inline constexpr const char* kWorkerSubcommand = "__nvml-worker";
@@ -25,6 +27,6 @@ struct WorkerOptions {
 };
 
 // Runs the worker loop on stdin/stdout until the parent quits; returns the exit code.
-int run_gpu_worker(const WorkerOptions& options);
+int run_gpu_worker(const WorkerOptions& options, const Clock& clock);
 
 }  // namespace cardiac::telemetry

@@ -2,7 +2,7 @@
 // Alert changes and open alerts become notifications; silenced ones never do.
 #include <gtest/gtest.h>
 
-#include "agent/agent_state.h"
+#include "agent/notifiers.h"
 
 namespace cardiac::agent {
 namespace {

@@ -269,9 +269,12 @@ TEST_F(ServerTest, SecondStartWhileRunningRefused) {
   EXPECT_FALSE(server->start());
 }
 
+// Start-up checks read no time.
+const ManualClock kClock;
+
 TEST(ServerStart, NonLoopbackWithoutTokenRefused) {
   FakeBackend backend;
-  HttpServer server(backend, options([](auto& o) { o.address = "0.0.0.0"; }));
+  HttpServer server(backend, options([](auto& o) { o.address = "0.0.0.0"; }), kClock);
   auto r = server.start();
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
@@ -280,29 +283,30 @@ TEST(ServerStart, NonLoopbackWithoutTokenRefused) {
 
 TEST(ServerStart, MetricsTokenWithoutTokenRefused) {
   FakeBackend backend;
-  HttpServer server(backend, options([](auto& o) { o.metrics_need_token = true; }));
+  HttpServer server(backend, options([](auto& o) { o.metrics_need_token = true; }), kClock);
   EXPECT_FALSE(server.start());
 }
 
 TEST(ServerStart, TlsNeedsValidCertAndKey) {
   FakeBackend backend;
-  HttpServer half(backend, options([](auto& o) { o.tls_cert = "/nonexistent/cert.pem"; }));
+  HttpServer half(backend, options([](auto& o) { o.tls_cert = "/nonexistent/cert.pem"; }), kClock);
   auto r = half.start();
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().what().find("both"), std::string::npos);
   HttpServer missing(backend, options([](auto& o) {
                        o.tls_cert = "/nonexistent/c.pem";
                        o.tls_key = "/nonexistent/k.pem";
-                     }));
+                     }),
+                     kClock);
   EXPECT_FALSE(missing.start());
 }
 
 TEST(ServerStart, PortInUseIsAnError) {
   FakeBackend backend;
-  HttpServer first(backend, options([](auto&) {}));
+  HttpServer first(backend, options([](auto&) {}), kClock);
   auto port = first.start();
   ASSERT_TRUE(port);
-  HttpServer second(backend, options([&](auto& o) { o.port = *port; }));
+  HttpServer second(backend, options([&](auto& o) { o.port = *port; }), kClock);
   auto r = second.start();
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::kUnavailable);

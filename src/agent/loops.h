@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+// The agent's other threads, each on its own schedule so a slow source never delays another:
+// host collection, the kernel log, NVML events and store maintenance. Each gets exactly the
+// parts it uses and returns when `stop` is set.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "agent/parts.h"
+#include "config/config.h"
+#include "core/clock.h"
+#include "kmsg/reader.h"
+#include "platform/fs.h"
+
+namespace cardiac::agent {
+
+// Reads the host every `interval` into `out`, at most `timeout` per read (a late read is
+// published as timed out).
+void run_host(std::shared_ptr<const FileSystem> fs, Latest<HostView>& out, DurationNs interval,
+              DurationNs timeout, const Clock& clock, Stopper& stop);
+
+// Follows the configured kernel log ([kmsg] source: /dev/kmsg, a file, or "journal"), hands
+// classified events to `inbox` and says in `status` whether the log is read.
+class KernelLogFollower {
+ public:
+  KernelLogFollower(std::string source, const Clock& clock);
+  // Positions the readers at the end of the log, so that "lines written after the agent
+  // started" means after this returned; sets `status` for the first sample.
+  void open_at_end(KmsgStatus& status);
+  void run(Inbox& inbox, KmsgStatus& status, Stopper& stop);
+
+ private:
+  std::string source_;
+  const Clock& clock_;
+  std::unique_ptr<kmsg::KmsgReader> kmsg_reader_;
+  std::unique_ptr<kmsg::FileTailReader> file_reader_;
+  bool open_ = false;
+};
+
+// Xids and other events NVML reports (its own worker process), handed to `inbox`.
+void run_nvml_events(std::string executable, std::string nvml_lib,
+                     std::vector<std::pair<std::string, std::string>> env, Inbox& inbox,
+                     const Clock& clock, Stopper& stop);
+
+// Roll-ups and retention on its own connection, every minute.
+void run_maintenance(const config::Config& c, const Clock& clock, Stopper& stop);
+
+}  // namespace cardiac::agent

@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "agent/sampler.h"
+
+#include <algorithm>
+
+#include "agent/notifiers.h"
+#include "core/log.h"
+#include "core/strings.h"
+#include "health/faults.h"
+#include "rules/sample_view.h"
+#include "store/events.h"
+#include "store/incidents.h"
+
+namespace cardiac::agent {
+namespace {
+
+class WorkerGpuSource final : public GpuSource {
+ public:
+  WorkerGpuSource(telemetry::GpuCollectorOptions o, const Clock& c) : collector_(std::move(o), c) {}
+  nvml::GpuSnapshot sample() override { return collector_.sample(); }
+  [[nodiscard]] std::uint64_t worker_restarts() const override {
+    return collector_.stats().worker_restarts;
+  }
+
+ private:
+  telemetry::GpuCollector collector_;
+};
+
+// A person reading the log learns at start, and whenever it changes, that NVML cannot be
+// used and why; not once per sample.
+void note_nvml_change(const nvml::GpuSnapshot& gpus, std::optional<bool>& was_available) {
+  if (was_available && *was_available == gpus.available) return;
+  if (!gpus.available) {
+    log::warn("NVML unavailable ({}): {}; no GPU is monitored, /healthz answers 503",
+              gpus.error_kind, gpus.error);
+  } else if (was_available) {
+    log::info("NVML available again: {} GPUs", gpus.gpus.size());
+  }
+  was_available = gpus.available;
+}
+
+void store_event(store::Db& db, const store::Event& ev) {
+  auto inserted = store::insert_event(db, ev);
+  if (!inserted) log::warn("storing an event failed: {}", inserted.error().what());
+}
+
+// Fences added or cleared by the job queue, as transitions of a "gpu_fenced" alert per GPU:
+// a fence fires it with its reason, a clear resolves it and says who cleared it.
+std::vector<rules::Transition> fence_transitions(const std::vector<queue::FenceNotice>& notices) {
+  std::vector<rules::Transition> out;
+  for (const auto& n : notices) {
+    rules::Transition t;
+    t.rule = "gpu_fenced";
+    t.labels = {{"gpu", std::to_string(n.gpu)}};
+    t.from = n.fenced ? rules::AlertState::kInactive : rules::AlertState::kFiring;
+    t.to = n.fenced ? rules::AlertState::kFiring : rules::AlertState::kResolved;
+    t.value = n.fenced ? 1 : 0;
+    t.at = n.at;
+    t.severity = n.automatic ? Severity::kCritical : Severity::kWarning;
+    const std::string gpu =
+        n.uuid.empty() ? fmt::format("GPU {}", n.gpu) : fmt::format("GPU {} ({})", n.gpu, n.uuid);
+    if (!n.fenced) {
+      t.description = fmt::format("{} unfenced, {}: it takes new jobs again", gpu, n.reason);
+    } else if (n.automatic) {
+      t.description =
+          fmt::format("{} fenced automatically: {}; its jobs are requeued", gpu, n.reason);
+    } else {
+      t.description = fmt::format("{} fenced by {}: {}", gpu, n.who, n.reason);
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// GPUs with a critical alert firing, whichever rule raised it: the queue places new work on
+// other GPUs while they are free.
+std::map<unsigned, std::string> critical_gpu_alerts(const alerts::AlertBook& book) {
+  std::map<unsigned, std::string> out;
+  auto open = book.list(false);
+  if (!open) return out;
+  for (const auto& a : *open) {
+    if (a.state != alerts::kStateFiring || a.severity != severity_name(Severity::kCritical)) {
+      continue;
+    }
+    auto gpu = a.labels.find("gpu");
+    if (gpu == a.labels.end()) continue;
+    if (auto idx = parse_u64(gpu->second); idx && *idx <= 0xffffffffULL) {
+      out.emplace(static_cast<unsigned>(*idx), fmt::format("{}: {}", a.rule, a.description));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<GpuSource> worker_gpu_source(telemetry::GpuCollectorOptions options,
+                                             const Clock& clock) {
+  return std::make_unique<WorkerGpuSource>(std::move(options), clock);
+}
+
+// --- collect -----------------------------------------------------------------------------------
+
+CollectStage::CollectStage(std::unique_ptr<GpuSource> gpus, std::shared_ptr<const FileSystem> fs,
+                           const Latest<HostView>& host, Inbox& inbox, const KmsgStatus& kmsg,
+                           const Clock& clock)
+    : gpus_(std::move(gpus)),
+      fs_(std::move(fs)),
+      host_(host),
+      inbox_(inbox),
+      kmsg_(kmsg),
+      clock_(clock) {}
+
+Collected CollectStage::run() {
+  Collected c;
+  c.started = clock_.monotonic();
+  c.gpus = gpus_->sample();
+  health::name_gpu_processes(*fs_, c.gpus);
+  note_nvml_change(c.gpus, nvml_was_available_);
+  c.now = clock_.now();
+  c.host = host_.get();
+  // After the GPU read: events logged while it ran belong to this sample.
+  c.inbox = inbox_.take();
+  c.kmsg_up = kmsg_.up();
+  return c;
+}
+
+// --- persist -----------------------------------------------------------------------------------
+
+PersistStage::PersistStage(std::string kmsg_source, DurationNs flush_interval, const Clock& clock)
+    : kmsg_source_(std::move(kmsg_source)),
+      flush_interval_(flush_interval),
+      clock_(clock),
+      last_flush_(clock.monotonic()) {}
+
+void PersistStage::resume(AgentStore::Access& store) {
+  if (auto open = store::incidents_since(store.db, clock_.now())) {
+    for (const auto& i : *open) {
+      if (!i.ended_ns) open_incidents_.insert(i.gpu);
+    }
+  }
+}
+
+const FaultTally& PersistStage::run(AgentStore::Access& store, const Collected& in) {
+  if (auto st = store.writer.add_gpus(in.gpus, in.now); !st) {
+    log::warn("store: {}", st.error().what());
+  }
+  const auto& h = in.host.snapshot;
+  if (h && h->taken_at != last_host_written_) {
+    last_host_written_ = h->taken_at;
+    if (auto st = store.writer.add_host(*h, h->taken_at); !st) {
+      log::warn("store: {}", st.error().what());
+    }
+  }
+  take_events(store, in);
+  track_incidents(store, in);
+  if (clock_.monotonic() - last_flush_ >= flush_interval_) {
+    last_flush_ = clock_.monotonic();
+    if (auto st = store.writer.flush(); !st) log::warn("store flush: {}", st.error().what());
+  }
+  return tally_;
+}
+
+// NVML reports the same Xids the kernel logs: each occurrence is counted and stored once,
+// whichever source tells first.
+void PersistStage::take_events(AgentStore::Access& store, const Collected& in) {
+  for (const auto& e : in.inbox.nvml) {
+    if (e.kind != "xid" || !e.xid) continue;
+    if (!xids_.record(e.pci_bus_id, *e.xid, e.time_ns, kmsg::XidSource::kNvml)) continue;
+    ++tally_.xid_counts[{e.pci_bus_id, *e.xid}];
+    tally_.last_xid[e.pci_bus_id] = *e.xid;
+    if (auto c = health::lookup_xid(*e.xid).fault_class; c != health::FaultClass::kNone) {
+      ++tally_.fault_counts[{e.pci_bus_id, c}];
+    }
+    store::Event ev;
+    ev.time_ns = e.time_ns;
+    ev.kind = "xid";
+    ev.gpu = e.gpu;
+    ev.pci_bus_id = e.pci_bus_id;
+    ev.xid = *e.xid;
+    ev.message = fmt::format("Xid {} reported by NVML", *e.xid);
+    ev.source = "nvml";
+    ev.dedup_key = fmt::format("nvml|{}|{}|{}", e.time_ns, e.pci_bus_id, *e.xid);
+    store_event(store.db, ev);
+  }
+  for (const auto& e : in.inbox.kernel) {
+    TimeNs t = e.time_ns.value_or(in.now);
+    if (e.kind == "xid" && e.xid) {
+      if (!xids_.record(e, in.now)) continue;  // NVML told us already
+      ++tally_.xid_counts[{e.pci_bus_id, *e.xid}];
+      tally_.last_xid[e.pci_bus_id] = *e.xid;
+    }
+    // Counted per class for the fault rules: one alert per (GPU, class), not per line.
+    if (auto c = health::fault_class_of(e); c != health::FaultClass::kNone) {
+      ++tally_.fault_counts[{e.pci_bus_id, c}];
+    }
+    store::Event ev;
+    ev.time_ns = t;
+    ev.kind = e.kind;
+    ev.pci_bus_id = e.pci_bus_id;
+    if (e.xid) ev.xid = *e.xid;
+    ev.message = e.message;
+    ev.source = kmsg_source_;
+    ev.dedup_key = fmt::format("{}|{}|{}", t, e.kind, e.raw);
+    store_event(store.db, ev);
+  }
+}
+
+// Opens an incident when a GPU turns faulty and closes it when it answers normally again.
+void PersistStage::track_incidents(AgentStore::Access& store, const Collected& in) {
+  for (const auto& g : in.gpus.gpus) {
+    using nvml::DeviceHealth;
+    bool faulty = g.health == DeviceHealth::kLost || g.health == DeviceHealth::kUnresponsive ||
+                  g.health == DeviceHealth::kResetRequired || g.health == DeviceHealth::kError;
+    if (faulty && !open_incidents_.count(g.index)) {
+      store::Incident i{0,
+                        g.index,
+                        g.uuid,
+                        g.pci_bus_id,
+                        std::string(nvml::device_health_name(g.health)),
+                        in.now,
+                        std::nullopt,
+                        g.health_detail};
+      if (auto r = store::open_incident(store.db, i); r) {
+        open_incidents_.insert(g.index);
+      } else {
+        log::warn("incident: {}", r.error().what());
+      }
+    } else if (g.health == DeviceHealth::kOk && open_incidents_.count(g.index)) {
+      if (auto r = store::close_incident(store.db, g.index, in.now); r) {
+        open_incidents_.erase(g.index);
+      } else {
+        log::warn("incident: {}", r.error().what());
+      }
+    }
+  }
+}
+
+// --- evaluate ----------------------------------------------------------------------------------
+
+EvaluateStage::EvaluateStage(std::unique_ptr<rules::RuleEngine> engine, bool kmsg_watched)
+    : engine_(std::move(engine)), kmsg_watched_(kmsg_watched) {}
+
+Evaluated EvaluateStage::run(AgentStore::Access& store, const Collected& in,
+                             const FaultTally& tally) {
+  Evaluated out;
+  const host::HostSnapshot host = in.host.snapshot.value_or(host::HostSnapshot{});
+  const host::HostRates* rates = in.host.rates ? &*in.host.rates : nullptr;
+  auto view = rules::build_sample_view(in.gpus, host, rates, in.now,
+                                       {&tally.xid_counts, &tally.fault_counts});
+  if (kmsg_watched_) view.points.push_back({"kmsg_up", {}, in.kmsg_up ? 1.0 : 0.0});
+  auto transitions = engine_->evaluate(view, in.now);
+  for (auto& t : fence_transitions(in.inbox.fences)) transitions.push_back(std::move(t));
+  for (const auto& e : engine_->take_errors()) {
+    log::error("rule {} disabled: {}", e.rule, e.error.what());
+  }
+  if (!transitions.empty()) {
+    auto changes = store.alerts.apply(transitions);
+    if (!changes) {
+      log::error("alerts: {}", changes.error().what());
+    } else {
+      out.changes = std::move(*changes);
+    }
+  }
+  // The open alerts change only with a transition: read them from the store then (and once at
+  // start, for alerts taken up from before a restart), not on every sample.
+  if (!transitions.empty() || !critical_read_) {
+    out.critical_alerts = critical_gpu_alerts(store.alerts);
+    critical_read_ = true;
+  }
+  return out;
+}
+
+// --- publish -----------------------------------------------------------------------------------
+
+PublishStage::PublishStage(PublishOptions options, AgentStore& store, Latest<Snapshot>& board,
+                           const Clock& clock)
+    : options_(std::move(options)),
+      store_(store),
+      board_(board),
+      clock_(clock),
+      last_resend_(clock.monotonic()) {}
+
+void PublishStage::run(Collected in, const FaultTally& tally, Evaluated ev, const Timing& timing) {
+  if (!ev.changes.empty()) {
+    auto outgoing = to_notifications(ev.changes, options_.hostname);
+    if (options_.alertmanager) options_.alertmanager->submit(outgoing);
+    if (options_.notifiers) options_.notifiers->submit(std::move(outgoing));
+  }
+  if (options_.alertmanager && clock_.monotonic() - last_resend_ >= kAlertmanagerResend) {
+    last_resend_ = clock_.monotonic();
+    auto again = store_.with([&](AgentStore::Access& s) {
+      auto open = s.alerts.list(false);
+      return open ? firing_notifications(*open, options_.hostname)
+                  : std::vector<notify::Notification>{};
+    });
+    if (!again.empty()) options_.alertmanager->submit(std::move(again));
+  }
+
+  Snapshot next = last_;
+  const host::HostRates* rates = in.host.rates ? &*in.host.rates : nullptr;
+  next.report = std::make_shared<health::StatusReport>(health::build_report(
+      std::move(in.gpus), in.host.snapshot.value_or(host::HostSnapshot{}), rates));
+  next.faults = tally;
+  if (ev.critical_alerts) next.critical_alerts = std::move(*ev.critical_alerts);
+  ++next.samples;
+  next.missed_samples = timing.missed;
+  next.worker_restarts = timing.worker_restarts;
+  next.last_sample_seconds = static_cast<double>(timing.finished - in.started) / 1e9;
+  next.last_sample_at = in.now;
+  next.last_sample_mono = timing.finished;
+  if (next.report->nvml.available && !next.report->gpus.empty()) next.gpus_seen = true;
+  last_ = next;
+  board_.set(std::move(next));
+}
+
+void PublishStage::stop() {
+  if (options_.notifiers) options_.notifiers->stop();
+  if (options_.alertmanager) options_.alertmanager->stop();
+}
+
+// --- the sampler -------------------------------------------------------------------------------
+
+Sampler::Sampler(CollectStage collect, PersistStage persist, EvaluateStage evaluate,
+                 PublishStage publish, AgentStore& store, DurationNs interval, const Clock& clock)
+    : collect_(std::move(collect)),
+      persist_(std::move(persist)),
+      evaluate_(std::move(evaluate)),
+      publish_(std::move(publish)),
+      store_(store),
+      interval_(interval),
+      clock_(clock) {
+  store_.with([&](AgentStore::Access& a) { persist_.resume(a); });
+}
+
+DurationNs Sampler::step() {
+  if (!next_tick_) next_tick_ = clock_.monotonic();
+  Collected in = collect_.run();
+  FaultTally tally;
+  Evaluated ev = store_.with([&](AgentStore::Access& a) {
+    tally = persist_.run(a, in);
+    return evaluate_.run(a, in, tally);
+  });
+  PublishStage::Timing timing;
+  timing.finished = clock_.monotonic();
+  *next_tick_ += interval_;
+  if (timing.finished > *next_tick_) {
+    auto behind = static_cast<std::uint64_t>((timing.finished - *next_tick_) / interval_) + 1;
+    missed_ += behind;
+    *next_tick_ += static_cast<TimeNs>(behind) * interval_;
+  }
+  timing.missed = missed_;
+  timing.worker_restarts = collect_.worker_restarts();
+  publish_.run(std::move(in), tally, std::move(ev), timing);
+  return std::max<DurationNs>(0, *next_tick_ - clock_.monotonic());
+}
+
+void Sampler::run(Stopper& stop) {
+  while (stop.sleep_for(step())) {
+  }
+}
+
+}  // namespace cardiac::agent

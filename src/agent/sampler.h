@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+// One agent sample as a pipeline of stages, each owning its own state and handing the next a
+// plain value:
+//
+//   collect   GPUs (GpuSource), GPU process names, the latest host reading, the inbox
+//   persist   samples, host readings, kernel/NVML events (de-duplicated), incidents → FaultTally
+//   evaluate  rules over the sample view, fence notices → alert changes, GPUs with a critical
+//   publish   the Snapshot for HTTP and the queue, notifications, Alertmanager re-sends
+//
+// The Sampler runs them in that order; persist and evaluate run with the store held, so an
+// HTTP ack never lands between a sample's rows and its alerts. Time comes from the Clock it is
+// given, so tests drive it with a ManualClock and call step() instead of sleeping.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "agent/parts.h"
+#include "core/clock.h"
+#include "kmsg/xid_counter.h"
+#include "notify/dispatcher.h"
+#include "nvml/gpu.h"
+#include "platform/fs.h"
+#include "rules/engine.h"
+#include "telemetry/gpu_collector.h"
+
+namespace cardiac::agent {
+
+// Where GPU readings come from: the isolated NVML worker in production, a scripted source in
+// tests. Called from the sampler thread only.
+class GpuSource {
+ public:
+  virtual ~GpuSource() = default;
+  virtual nvml::GpuSnapshot sample() = 0;
+  [[nodiscard]] virtual std::uint64_t worker_restarts() const = 0;
+};
+
+// The production source: telemetry::GpuCollector and its worker process.
+std::unique_ptr<GpuSource> worker_gpu_source(telemetry::GpuCollectorOptions options,
+                                             const Clock& clock);
+
+struct Collected {
+  nvml::GpuSnapshot gpus;
+  HostView host;
+  Inbox::Batch inbox;
+  bool kmsg_up = false;
+  TimeNs now = 0;      // wall clock: the sample's timestamp
+  TimeNs started = 0;  // monotonic
+};
+
+class CollectStage {
+ public:
+  CollectStage(std::unique_ptr<GpuSource> gpus, std::shared_ptr<const FileSystem> fs,
+               const Latest<HostView>& host, Inbox& inbox, const KmsgStatus& kmsg,
+               const Clock& clock);
+  Collected run();
+  [[nodiscard]] std::uint64_t worker_restarts() const { return gpus_->worker_restarts(); }
+
+ private:
+  std::unique_ptr<GpuSource> gpus_;
+  std::shared_ptr<const FileSystem> fs_;
+  const Latest<HostView>& host_;
+  Inbox& inbox_;
+  const KmsgStatus& kmsg_;
+  const Clock& clock_;
+  std::optional<bool> nvml_was_available_;
+};
+
+class PersistStage {
+ public:
+  PersistStage(std::string kmsg_source, DurationNs flush_interval, const Clock& clock);
+  // The GPUs with an incident left open by the previous run, so that it is closed, not
+  // opened twice.
+  void resume(AgentStore::Access& store);
+  const FaultTally& run(AgentStore::Access& store, const Collected& in);
+
+ private:
+  void take_events(AgentStore::Access& store, const Collected& in);
+  void track_incidents(AgentStore::Access& store, const Collected& in);
+
+  std::string kmsg_source_;
+  DurationNs flush_interval_;
+  const Clock& clock_;
+  kmsg::XidCounter xids_;
+  FaultTally tally_;
+  std::set<unsigned> open_incidents_;
+  TimeNs last_host_written_ = 0;
+  TimeNs last_flush_;
+};
+
+struct Evaluated {
+  std::vector<alerts::AlertChange> changes;
+  // Re-read when alerts changed (and at the first sample); unset: as before.
+  std::optional<std::map<unsigned, std::string>> critical_alerts;
+};
+
+class EvaluateStage {
+ public:
+  EvaluateStage(std::unique_ptr<rules::RuleEngine> engine, bool kmsg_watched);
+  [[nodiscard]] rules::RuleEngine& engine() { return *engine_; }
+  Evaluated run(AgentStore::Access& store, const Collected& in, const FaultTally& tally);
+
+ private:
+  std::unique_ptr<rules::RuleEngine> engine_;
+  bool kmsg_watched_;
+  bool critical_read_ = false;
+};
+
+struct PublishOptions {
+  std::string hostname;
+  std::unique_ptr<notify::Dispatcher> notifiers;     // webhook, exec, log: once per change
+  std::unique_ptr<notify::Dispatcher> alertmanager;  // changes + periodic re-sends
+};
+
+class PublishStage {
+ public:
+  PublishStage(PublishOptions options, AgentStore& store, Latest<Snapshot>& board,
+               const Clock& clock);
+  struct Timing {
+    TimeNs finished = 0;  // monotonic
+    std::uint64_t missed = 0;
+    std::uint64_t worker_restarts = 0;
+  };
+  void run(Collected in, const FaultTally& tally, Evaluated ev, const Timing& timing);
+  // Stops the notifiers (after the sampler thread ended), delivering what they can.
+  void stop();
+
+ private:
+  PublishOptions options_;
+  AgentStore& store_;
+  Latest<Snapshot>& board_;
+  const Clock& clock_;
+  Snapshot last_;
+  TimeNs last_resend_;
+};
+
+class Sampler {
+ public:
+  Sampler(CollectStage collect, PersistStage persist, EvaluateStage evaluate, PublishStage publish,
+          AgentStore& store, DurationNs interval, const Clock& clock);
+  // One sample through every stage. Returns how long to wait for the next tick; a sample that
+  // overran its interval skips (and counts as missed) the ticks it covered.
+  DurationNs step();
+  // step() until `stop`.
+  void run(Stopper& stop);
+  [[nodiscard]] EvaluateStage& evaluate() { return evaluate_; }
+  [[nodiscard]] PublishStage& publish() { return publish_; }
+
+ private:
+  CollectStage collect_;
+  PersistStage persist_;
+  EvaluateStage evaluate_;
+  PublishStage publish_;
+  AgentStore& store_;
+  DurationNs interval_;
+  const Clock& clock_;
+  std::optional<TimeNs> next_tick_;
+  std::uint64_t missed_ = 0;
+};
+
+}  // namespace cardiac::agent

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+// The sampler's stages one at a time, with plain values in and out and a real store.
+#include "agent/sampler.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include "agent/tests/support.h"
+
+#include "store/events.h"
+#include "store/schema.h"
+
+namespace cardiac::agent {
+namespace {
+
+using testing::GpuScript;
+using testing::TempDir;
+
+struct StoreFixture {
+  TempDir dir;
+  ManualClock clock;
+  std::unique_ptr<AgentStore> store;
+  StoreFixture() {
+    auto db = store::open_store(dir.path() + "/cardiac.db");
+    if (!db) ADD_FAILURE() << db.error().what();
+    store = std::make_unique<AgentStore>(std::move(*db), clock);
+  }
+  std::size_t stored_events() {
+    return store->with([](AgentStore::Access& a) {
+      auto e = store::events_since(a.db, 0, 1000);
+      return e ? e->size() : 0;
+    });
+  }
+};
+
+kmsg::KernelEvent kernel_xid(int xid, TimeNs t) {
+  kmsg::KernelEvent e;
+  e.kind = "xid";
+  e.xid = xid;
+  e.pci_bus_id = "0000:3b:00.0";
+  e.time_ns = t;
+  e.message = "test";
+  e.raw = fmt::format("NVRM: Xid (PCI:0000:3b:00): {}, test", xid);
+  return e;
+}
+
+TEST(PersistStage, AnXidToldByNvmlAndTheKernelLogIsCountedAndStoredOnce) {
+  StoreFixture f;
+  PersistStage persist("/dev/kmsg", 5 * kNsPerSec, f.clock);
+  Collected in;
+  in.now = f.clock.now();
+  telemetry::GpuEvent nvml;
+  nvml.kind = "xid";
+  nvml.xid = 79;
+  nvml.pci_bus_id = "00000000:3B:00.0";
+  nvml.time_ns = in.now;
+  in.inbox.nvml.push_back(nvml);
+  in.inbox.kernel.push_back(kernel_xid(79, in.now + kNsPerSec));
+  FaultTally tally = f.store->with([&](AgentStore::Access& a) { return persist.run(a, in); });
+  std::uint64_t total = 0;
+  for (const auto& [key, n] : tally.xid_counts) total += n;
+  EXPECT_EQ(total, 1u);
+  EXPECT_EQ(f.stored_events(), 1u);
+  std::uint64_t faults = 0;
+  for (const auto& [key, n] : tally.fault_counts) faults += n;
+  EXPECT_EQ(faults, 1u) << "Xid 79 is a fault class of its own, counted once";
+}
+
+TEST(PersistStage, TalliesAccumulateAcrossSamples) {
+  StoreFixture f;
+  PersistStage persist("/dev/kmsg", 5 * kNsPerSec, f.clock);
+  for (int i = 0; i < 3; ++i) {
+    Collected in;
+    in.now = f.clock.now();
+    in.inbox.kernel.push_back(kernel_xid(48, in.now));
+    f.store->with([&](AgentStore::Access& a) { persist.run(a, in); });
+    f.clock.advance(60 * kNsPerSec);  // outside the de-duplication window
+  }
+  Collected none;
+  none.now = f.clock.now();
+  FaultTally tally = f.store->with([&](AgentStore::Access& a) { return persist.run(a, none); });
+  ASSERT_EQ(tally.xid_counts.size(), 1u);
+  EXPECT_EQ(tally.xid_counts.begin()->second, 3u);
+  EXPECT_EQ(tally.last_xid.begin()->second, 48);
+}
+
+TEST(EvaluateStage, FenceNoticesAreAlertsWithTheirReason) {
+  StoreFixture f;
+  auto engine = std::make_unique<rules::RuleEngine>(std::vector<rules::Rule>{});
+  EvaluateStage evaluate(std::move(engine), false);
+  Collected in;
+  in.now = f.clock.now();
+  queue::FenceNotice n;
+  n.gpu = 3;
+  n.reason = "Xid 79: fallen off the bus";
+  n.automatic = true;
+  n.at = in.now;
+  in.inbox.fences.push_back(n);
+  FaultTally tally;
+  Evaluated ev = f.store->with([&](AgentStore::Access& a) { return evaluate.run(a, in, tally); });
+  ASSERT_EQ(ev.changes.size(), 1u);
+  ASSERT_TRUE(ev.critical_alerts);
+  ASSERT_EQ(ev.critical_alerts->count(3), 1u);
+  EXPECT_NE(ev.critical_alerts->at(3).find("fallen off the bus"), std::string::npos);
+
+  Collected quiet;
+  quiet.now = f.clock.now();
+  ev = f.store->with([&](AgentStore::Access& a) { return evaluate.run(a, quiet, tally); });
+  EXPECT_TRUE(ev.changes.empty());
+  EXPECT_FALSE(ev.critical_alerts) << "not re-read without a change";
+}
+
+TEST(Sampler, AnOverrunSkipsAndCountsTheTicksItCovered) {
+  StoreFixture f;
+  // A source that takes 3.5 intervals of (manual) time per sample.
+  class Slow final : public GpuSource {
+   public:
+    explicit Slow(ManualClock& c) : clock_(c) {}
+    nvml::GpuSnapshot sample() override {
+      clock_.advance(3500 * kNsPerMs);
+      return script_.snapshot();
+    }
+    [[nodiscard]] std::uint64_t worker_restarts() const override { return 0; }
+
+   private:
+    ManualClock& clock_;
+    GpuScript script_;
+  };
+  auto fs = std::make_shared<MemFs>();
+  Latest<HostView> host;
+  Inbox inbox;
+  KmsgStatus kmsg;
+  Latest<Snapshot> board;
+  auto engine = std::make_unique<rules::RuleEngine>(std::vector<rules::Rule>{});
+  Sampler sampler(
+      CollectStage(std::make_unique<Slow>(f.clock), fs, host, inbox, kmsg, f.clock),
+      PersistStage("/dev/kmsg", 5 * kNsPerSec, f.clock), EvaluateStage(std::move(engine), false),
+      PublishStage(PublishOptions{}, *f.store, board, f.clock), *f.store, kNsPerSec, f.clock);
+  DurationNs wait = sampler.step();
+  EXPECT_EQ(wait, 500 * kNsPerMs) << "the next tick is the 4th after the start";
+  Snapshot s = board.get();
+  EXPECT_EQ(s.samples, 1u);
+  EXPECT_EQ(s.missed_samples, 3u);
+  EXPECT_DOUBLE_EQ(s.last_sample_seconds, 3.5);
+  ASSERT_TRUE(s.report);
+  EXPECT_TRUE(s.gpus_seen);
+}
+
+}  // namespace
+}  // namespace cardiac::agent

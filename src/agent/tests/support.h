@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// In-process agent tests: a scripted GPU source, a temporary state directory and an agent
+// built on MemFs and a ManualClock that samples only when told to.
+#pragma once
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "agent/agent.h"
+#include "agent/sampler.h"
+#include "platform/fs.h"
+
+namespace cardiac::agent::testing {
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/cardiac-agent-test-XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] std::string file(const std::string& name, const std::string& content) const {
+    std::string p = path_ + "/" + name;
+    std::ofstream(p) << content;
+    return p;
+  }
+
+ private:
+  std::string path_;
+};
+
+// What the scripted source answers next; the test changes it between samples.
+struct GpuScript {
+  std::mutex mu;
+  bool available = true;
+  unsigned temperature = 40;
+  nvml::DeviceHealth health = nvml::DeviceHealth::kOk;
+
+  nvml::GpuSnapshot snapshot() {
+    std::lock_guard lock(mu);
+    nvml::GpuSnapshot s;
+    s.available = available;
+    if (!available) {
+      s.error_kind = "driver_not_loaded";
+      s.error = "the NVIDIA kernel module is not loaded";
+      return s;
+    }
+    s.system.device_count = 1;
+    nvml::GpuReading g;
+    g.index = 0;
+    g.name = "Test GPU";
+    g.uuid = "GPU-00000000-0000-0000-0000-000000000000";
+    g.pci_bus_id = "00000000:3B:00.0";
+    g.temperature = temperature;
+    g.health = health;
+    s.gpus.push_back(std::move(g));
+    return s;
+  }
+};
+
+class ScriptedGpus final : public GpuSource {
+ public:
+  explicit ScriptedGpus(std::shared_ptr<GpuScript> script) : script_(std::move(script)) {}
+  nvml::GpuSnapshot sample() override { return script_->snapshot(); }
+  [[nodiscard]] std::uint64_t worker_restarts() const override { return 0; }
+
+ private:
+  std::shared_ptr<GpuScript> script_;
+};
+
+// An agent on loopback (an ephemeral port), no kernel log, no queue, no NVML event worker,
+// no background sampling: every sample is a sample_now() call.
+inline AgentOptions in_process_options(const TempDir& dir, std::shared_ptr<GpuScript> script) {
+  AgentOptions o;
+  o.config.agent.state_dir = dir.path() + "/state";
+  o.config.agent.listen = "127.0.0.1:0";
+  o.config.kmsg.enabled = false;
+  o.config.queue.enabled = false;
+  o.fs = std::make_shared<MemFs>();
+  o.gpu_source = [script] { return std::make_unique<ScriptedGpus>(script); };
+  o.nvml_events = false;
+  o.background_sampling = false;
+  o.hostname = "testhost";
+  return o;
+}
+
+}  // namespace cardiac::agent::testing
