@@ -132,9 +132,10 @@ int run_status(StatusOptions o, Context& ctx) {
     }
     ctx.out.flush();
     if (!o.watch || g_interrupted || (o.count > 0 && frame + 1 >= o.count)) break;
-    // Sleep in short slices so Ctrl-C ends the watch promptly.
-    TimeNs until = SystemClock::instance().monotonic() + static_cast<DurationNs>(*o.watch * 1e9);
-    while (!g_interrupted && SystemClock::instance().monotonic() < until) {
+    // Sleep in short slices so Ctrl-C ends the watch promptly. The frames' timestamps come
+    // from ctx.clock; the pause between them is real time whatever clock a caller passes.
+    const auto pause = static_cast<DurationNs>(*o.watch * 1e9);
+    for (DurationNs slept = 0; !g_interrupted && slept < pause; slept += 50 * kNsPerMs) {
       timespec ts{0, 50 * kNsPerMs};
       nanosleep(&ts, nullptr);
     }

@@ -10,7 +10,7 @@ namespace cardiac {
 namespace {
 
 TimeNs in_seconds(double s) {
-  return SystemClock::instance().monotonic() + static_cast<TimeNs>(s * kNsPerSec);
+  return io_deadline(static_cast<DurationNs>(s * kNsPerSec));
 }
 
 TEST(Subprocess, EchoesLinesThroughPipes) {
@@ -26,7 +26,7 @@ TEST(Subprocess, DeadlineReturnsTimeoutWhileChildIsSilent) {
   // already in the past here, so the test does not wait.
   auto child = Child::spawn({.argv = {"/bin/cat"}});
   ASSERT_TRUE(child);
-  auto line = child->read_line(SystemClock::instance().monotonic());
+  auto line = child->read_line(io_deadline(0));
   ASSERT_FALSE(line);
   EXPECT_EQ(line.error().code, ErrorCode::kTimeout);
   child->kill_and_abandon();
