@@ -116,8 +116,8 @@ Status start_queue(AgentState& s) {
 void resume_open_alerts(AgentState& s, const std::vector<alerts::Alert>& open) {
   std::optional<std::vector<queue::Fence>> fences;
   for (const alerts::Alert& a : open) {
-    const auto state =
-        a.state == alerts::kStateFiring ? rules::AlertState::kFiring : rules::AlertState::kPending;
+    const auto state = a.state == rules::AlertState::kFiring ? rules::AlertState::kFiring
+                                                             : rules::AlertState::kPending;
     if (a.rule != "gpu_fenced") {
       if (!s.engine->adopt(a.rule, a.labels, state, a.started_ns, a.last_value.value_or(0))) {
         log::warn("alert {} ({}) stays open: no rule of that name is loaded", a.id, a.rule);

@@ -124,7 +124,7 @@ std::map<unsigned, std::string> critical_gpu_alerts(const alerts::AlertBook& boo
   auto open = book.list(false);
   if (!open) return out;
   for (const auto& a : *open) {
-    if (a.state != alerts::kStateFiring || a.severity != severity_name(Severity::kCritical)) {
+    if (a.state != rules::AlertState::kFiring || a.severity != Severity::kCritical) {
       continue;
     }
     auto gpu = a.labels.find("gpu");

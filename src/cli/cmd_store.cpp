@@ -260,10 +260,10 @@ int run_alerts(const AlertsFlags& f, Context& ctx) {
   ctx.out << fmt::format("{:>5}  {:<9} {:<9} {:<24} {:<20} {}\n", "ID", "STATE", "SEVERITY",
                          "STARTED", "RULE", "DESCRIPTION");
   for (const auto& a : *list) {
-    ctx.out << fmt::format("{:>5}  {:<9} {:<9} {:<24} {:<20} {}{}{}\n", a.id, a.state, a.severity,
-                           format_iso8601(a.started_ns), a.rule, a.description,
-                           a.acked_by ? " [acked by " + *a.acked_by + "]" : "",
-                           a.silenced ? " [silenced]" : "");
+    ctx.out << fmt::format(
+        "{:>5}  {:<9} {:<9} {:<24} {:<20} {}{}{}\n", a.id, rules::alert_state_name(a.state),
+        severity_name(a.severity), format_iso8601(a.started_ns), a.rule, a.description,
+        a.acked_by ? " [acked by " + *a.acked_by + "]" : "", a.silenced ? " [silenced]" : "");
   }
   return kExitOk;
 }
