@@ -144,14 +144,8 @@ void track_incidents(AgentState& s, const nvml::GpuSnapshot& gpus, TimeNs now,
     bool faulty = g.health == DeviceHealth::kLost || g.health == DeviceHealth::kUnresponsive ||
                   g.health == DeviceHealth::kResetRequired || g.health == DeviceHealth::kError;
     if (faulty && !open.count(g.index)) {
-      store::Incident i{0,
-                        g.index,
-                        g.uuid,
-                        g.pci_bus_id,
-                        std::string(nvml::device_health_name(g.health)),
-                        now,
-                        std::nullopt,
-                        g.health_detail};
+      store::Incident i{0,        g.index, g.uuid,       g.pci_bus_id,
+                        g.health, now,     std::nullopt, g.health_detail};
       if (auto r = store::open_incident(*s.writer_db, i); r) {
         open.insert(g.index);
       } else {

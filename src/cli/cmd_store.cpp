@@ -180,13 +180,13 @@ int run_incidents(const EventsFlags& f, Context& ctx) {
            {"gpu", i.gpu},
            {"uuid", text_or_null(i.uuid)},
            {"pci_bus_id", text_or_null(i.pci_bus_id)},
-           {"kind", i.kind},
+           {"kind", nvml::device_health_name(i.kind)},
            {"started", format_iso8601(i.started_ns)},
            {"ended", i.ended_ns ? nlohmann::json(format_iso8601(*i.ended_ns)) : nlohmann::json()},
            {"evidence", text_or_null(i.evidence)}});
     } else {
-      ctx.out << fmt::format(fmt::runtime(kRow), i.id, i.gpu, text_or_dash(i.pci_bus_id), i.kind,
-                             format_iso8601(i.started_ns),
+      ctx.out << fmt::format(fmt::runtime(kRow), i.id, i.gpu, text_or_dash(i.pci_bus_id),
+                             nvml::device_health_name(i.kind), format_iso8601(i.started_ns),
                              i.ended_ns ? format_iso8601(*i.ended_ns) : std::string("open"),
                              text_or_dash(i.evidence));
     }
