@@ -8,10 +8,10 @@
 
 #include "core/format.h"
 #include "core/time.h"
-#include "doctor/check_kernel_util.h"
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
+#include "doctor/checks/kernel_util.h"
+#include "doctor/checks/xid_catalog.h"
 #include "doctor/kernel_log.h"
-#include "doctor/xid_catalog.h"
 #include "kmsg/record.h"
 
 namespace cardiac::doctor {

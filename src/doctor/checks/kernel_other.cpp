@@ -8,7 +8,7 @@
 #include <set>
 
 #include "core/format.h"
-#include "doctor/check_kernel_util.h"
+#include "doctor/checks/kernel_util.h"
 #include "doctor/kernel_log.h"
 #include "health/faults.h"
 #include "kmsg/context.h"

@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "doctor/check_util.h"
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
+#include "doctor/checks/util.h"
 #include "health/faults.h"
 #include "health/verdict.h"
 #include "nvml/clock_events.h"

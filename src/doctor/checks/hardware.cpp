@@ -8,7 +8,7 @@
 #include <cmath>
 #include <set>
 
-#include "doctor/check_hardware.h"
+#include "doctor/checks/hardware.h"
 
 namespace cardiac::doctor {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
 
 namespace cardiac::doctor::network_detail {
 

@@ -10,7 +10,7 @@
 
 #include "core/format.h"
 #include "core/units.h"
-#include "doctor/check_network_util.h"
+#include "doctor/checks/network_util.h"
 #include "host/network.h"
 
 namespace cardiac::doctor::network_detail {
