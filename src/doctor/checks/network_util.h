@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Private to the network check: what check_network.cpp (probes, the verdict, DNS) and
-// check_nic.cpp (this host's NICs) share.
+// Private to the network check: what network.cpp (probes, the verdict, DNS) and
+// nic.cpp (this host's NICs) share.
 #pragma once
 
 #include <string>
