@@ -3,7 +3,7 @@
 // joined from NVML, the PCI bus and the kernel log.
 #include <gtest/gtest.h>
 
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
 #include "doctor/gpu_map.h"
 
 namespace cardiac::doctor {

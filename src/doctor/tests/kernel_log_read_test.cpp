@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/format.h"
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
 #include "doctor/decompress.h"
 #include "doctor/kernel_log.h"
 

@@ -6,8 +6,8 @@
 #include <regex>
 
 #include "core/strings.h"
-#include "doctor/charts.h"
-#include "doctor/render.h"
+#include "doctor/render/charts.h"
+#include "doctor/render/render.h"
 
 namespace cardiac::doctor {
 namespace {

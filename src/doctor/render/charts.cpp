@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Inline SVG charts for the HTML report, and HTML escaping.
-#include "doctor/charts.h"
+#include "doctor/render/charts.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "core/format.h"
 #include "core/time.h"
-#include "doctor/render.h"
+#include "doctor/render/render.h"
 
 namespace cardiac::doctor {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "doctor/gather.h"
+#include "doctor/live/gather.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -20,7 +20,7 @@
 
 #include "core/strings.h"
 #include "doctor/kernel_log.h"
-#include "doctor/probe.h"
+#include "doctor/live/probe.h"
 #include "health/report.h"
 #include "host/bounded.h"
 #include "host/processes.h"

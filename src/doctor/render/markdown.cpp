@@ -6,7 +6,7 @@
 #include "core/format.h"
 #include "core/strings.h"
 #include "core/time.h"
-#include "doctor/render.h"
+#include "doctor/render/render.h"
 
 namespace cardiac::doctor {
 namespace {

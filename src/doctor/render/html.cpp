@@ -7,8 +7,8 @@
 #include "core/format.h"
 #include "core/strings.h"
 #include "core/time.h"
-#include "doctor/charts.h"
-#include "doctor/render.h"
+#include "doctor/render/charts.h"
+#include "doctor/render/render.h"
 
 namespace cardiac::doctor {
 namespace {

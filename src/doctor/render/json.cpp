@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "core/time.h"
-#include "doctor/render.h"
+#include "doctor/render/render.h"
 
 namespace cardiac::doctor {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the kernel-log checks share (check_kernel_util.h): the analysis of one log against the
+// What the kernel-log checks share (kernel_analysis.h): the analysis of one log against the
 // machine's GPUs, and the evidence, GPU naming and wording every kernel-log finding uses.
 #include <algorithm>
 #include <map>
@@ -8,10 +8,10 @@
 
 #include "core/format.h"
 #include "core/time.h"
-#include "doctor/check_kernel_util.h"
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
+#include "doctor/checks/kernel_analysis.h"
+#include "doctor/checks/xid_catalog.h"
 #include "doctor/kernel_log.h"
-#include "doctor/xid_catalog.h"
 #include "kmsg/record.h"
 
 namespace cardiac::doctor {
