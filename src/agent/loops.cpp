@@ -63,7 +63,7 @@ void take_kernel_events(AgentState& s, Snapshot& next, TimeNs now) {
   }
   for (const auto& e : events) {
     TimeNs t = e.time_ns.value_or(now);
-    if (e.kind == "xid" && e.xid) {
+    if (e.kind == kmsg::EventKind::kXid && e.xid) {
       if (!s.xids.record(e, now)) continue;  // NVML told us already
       ++next.xid_counts[{e.pci_bus_id, *e.xid}];
       next.last_xid[e.pci_bus_id] = *e.xid;
@@ -74,12 +74,12 @@ void take_kernel_events(AgentState& s, Snapshot& next, TimeNs now) {
     }
     store::Event ev;
     ev.time_ns = t;
-    ev.kind = e.kind;
+    ev.kind = kmsg::event_kind_name(e.kind);
     ev.pci_bus_id = e.pci_bus_id;
     if (e.xid) ev.xid = *e.xid;
     ev.message = e.message;
     ev.source = s.options.config.kmsg.source;
-    ev.dedup_key = fmt::format("{}|{}|{}", t, e.kind, e.raw);
+    ev.dedup_key = fmt::format("{}|{}|{}", t, kmsg::event_kind_name(e.kind), e.raw);
     store_event(s, ev);
   }
 }

@@ -50,20 +50,21 @@ void check_kernel_log(const DoctorInput& in, std::vector<Finding>& out) {
   }
 
   // Non-Xid driver messages no Xid finding told, grouped per GPU.
-  std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> by_kind_bus;
+  std::map<std::pair<kmsg::EventKind, std::string>, std::vector<std::size_t>> by_kind_bus;
   for (auto i : rest) by_kind_bus[{a.ev(i).kind, a.ev(i).pci_bus_id}].push_back(i);
   for (std::size_t i = 0; i < in.events.size(); ++i) {
-    if (a.ev(i).kind == "init_failure")
-      by_kind_bus[{"init_failure", a.ev(i).pci_bus_id}].push_back(i);
+    if (a.ev(i).kind == kmsg::EventKind::kInitFailure)
+      by_kind_bus[{kmsg::EventKind::kInitFailure, a.ev(i).pci_bus_id}].push_back(i);
   }
   for (const auto& [key, events] : by_kind_bus) {
     const auto& [kind, bus] = key;
-    if (kind == "fallen_off_bus") {
+    if (kind == kmsg::EventKind::kFallenOffBus) {
       out.push_back(fallen_finding(a, bus, events, aer));
       continue;
     }
-    const bool fell = !bus.empty() && (groups.count({bus, 79}) > 0 ||
-                                       by_kind_bus.count({"fallen_off_bus", bus}) > 0);
+    const bool fell =
+        !bus.empty() && (groups.count({bus, 79}) > 0 ||
+                         by_kind_bus.count({kmsg::EventKind::kFallenOffBus, bus}) > 0);
     out.push_back(driver_message_finding(a, kind, bus, events, fell));
   }
   aer_findings(a, aer, out);

@@ -190,7 +190,7 @@ std::vector<AerIncident> aer_incidents(const Analysis& a) {
   std::vector<AerIncident> out;
   for (std::size_t i = 0; i < a.in.events.size(); ++i) {
     const auto& e = a.ev(i);
-    if (e.kind != "aer") continue;
+    if (e.kind != kmsg::EventKind::kAer) continue;
     const bool joins = !out.empty() && out.back().events.size() == 1 &&
                        out.back().events.back() + 1 == i && is_bus_error_line(e) &&
                        !is_bus_error_line(a.ev(out.back().events.back())) &&

@@ -24,8 +24,9 @@ Analysis::Analysis(const DoctorInput& input) : in(input), map(input) {
     if (!g.pci_bus_id.empty()) buses.insert(g.pci_bus_id);
   }
   for (const auto& e : in.events) {
-    if ((e.kind == "xid" || e.kind == "fallen_off_bus" || e.kind == "gpu_map" ||
-         e.kind == "init_failure" || e.kind == "gsp_timeout") &&
+    if ((e.kind == kmsg::EventKind::kXid || e.kind == kmsg::EventKind::kFallenOffBus ||
+         e.kind == kmsg::EventKind::kGpuMap || e.kind == kmsg::EventKind::kInitFailure ||
+         e.kind == kmsg::EventKind::kGspTimeout) &&
         !e.pci_bus_id.empty()) {
       buses.insert(e.pci_bus_id);
     }

@@ -101,7 +101,7 @@ Finding xid_finding(const Analysis& a, const XidGroup& g);
 Finding fallen_finding(const Analysis& a, const std::string& bus,
                        const std::vector<std::size_t>& events, std::vector<AerIncident>& aer);
 // kernel.gsp_timeout, kernel.init_failure or kernel.reset_required for `kind`.
-Finding driver_message_finding(const Analysis& a, const std::string& kind, const std::string& bus,
+Finding driver_message_finding(const Analysis& a, kmsg::EventKind kind, const std::string& bus,
                                const std::vector<std::size_t>& events, bool also_fell_off);
 
 // ---- Hung tasks (kernel_hung_task.cpp)

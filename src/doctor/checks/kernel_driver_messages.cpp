@@ -55,7 +55,7 @@ Finding fallen_finding(const Analysis& a, const std::string& bus,
   return f;
 }
 
-Finding driver_message_finding(const Analysis& a, const std::string& kind, const std::string& bus,
+Finding driver_message_finding(const Analysis& a, kmsg::EventKind kind, const std::string& bus,
                                const std::vector<std::size_t>& events, bool also_fell_off) {
   Finding f;
   f.gpu = a.map.by_bus_id(bus);
@@ -65,7 +65,7 @@ Finding driver_message_finding(const Analysis& a, const std::string& kind, const
   const std::string label = bus.empty() ? "a GPU" : gpu_label(f.gpu);
   const std::string seen = fmt::format("{}{}", times_text(events.size()), span_text(a, events));
   const std::string first = a.ev(events.front()).message;
-  if (kind == "gsp_timeout") {
+  if (kind == kmsg::EventKind::kGspTimeout) {
     f.id = "kernel.gsp_timeout";
     f.title = fmt::format("GSP firmware of {} stopped answering the driver", label);
     f.explanation = fmt::format(
@@ -76,7 +76,7 @@ Finding driver_message_finding(const Analysis& a, const std::string& kind, const
         fill_step("Stop the processes on {gpu}, then reset it: nvidia-smi -r -i {id}", f.gpu),
         "If the reset fails or hangs, reboot the machine",
         "Collect nvidia-bug-report.sh; if it repeats, update the driver"};
-  } else if (kind == "init_failure") {
+  } else if (kind == kmsg::EventKind::kInitFailure) {
     f.id = "kernel.init_failure";
     if (also_fell_off) f.category = Category::kHardware;
     f.confidence = Confidence::kMedium;

@@ -26,7 +26,7 @@ void sxid_findings(const Analysis& a, std::vector<Finding>& out) {
   std::map<std::pair<std::string, int>, std::vector<std::size_t>> groups;
   for (std::size_t i = 0; i < a.in.events.size(); ++i) {
     const auto& e = a.ev(i);
-    if (e.kind == "sxid" && e.xid) groups[{e.pci_bus_id, *e.xid}].push_back(i);
+    if (e.kind == kmsg::EventKind::kSxid && e.xid) groups[{e.pci_bus_id, *e.xid}].push_back(i);
   }
   for (const auto& [key, events] : groups) {
     const bool fatal = std::any_of(events.begin(), events.end(),
@@ -65,11 +65,12 @@ void sxid_findings(const Analysis& a, std::vector<Finding>& out) {
 
 // Fabric Manager, non-Xid NVLink and InfiniBand lines: one finding per kind and device.
 void fabric_findings(const Analysis& a, std::vector<Finding>& out) {
-  std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> groups;
+  std::map<std::pair<kmsg::EventKind, std::string>, std::vector<std::size_t>> groups;
   for (std::size_t i = 0; i < a.in.events.size(); ++i) {
     const auto& e = a.ev(i);
-    if (e.kind == "fabric_manager") groups[{e.kind, ""}].push_back(i);
-    if (e.kind == "nvlink" || e.kind == "ib") groups[{e.kind, e.pci_bus_id}].push_back(i);
+    if (e.kind == kmsg::EventKind::kFabricManager) groups[{e.kind, ""}].push_back(i);
+    if (e.kind == kmsg::EventKind::kNvlink || e.kind == kmsg::EventKind::kIb)
+      groups[{e.kind, e.pci_bus_id}].push_back(i);
   }
   auto any = [&](const std::vector<std::size_t>& ev, std::initializer_list<const char*> words) {
     return std::any_of(ev.begin(), ev.end(), [&](std::size_t i) {
@@ -85,10 +86,10 @@ void fabric_findings(const Analysis& a, std::vector<Finding>& out) {
   for (const auto& [key, events] : groups) {
     const auto& [kind, bus] = key;
     Finding f;
-    f.id = "kernel." + kind;
+    f.id = fmt::format("kernel.{}", kmsg::event_kind_name(kind));
     const std::string seen = fmt::format("{}{}", times_text(events.size()), span_text(a, events));
     const std::string first = a.ev(events.front()).message;
-    if (kind == "fabric_manager") {
+    if (kind == kmsg::EventKind::kFabricManager) {
       const bool fatal = any(events, {"fatal"});
       f.category = fatal ? Category::kHardware : Category::kDriver;
       f.severity = fatal ? Severity::kCritical : Severity::kWarning;
@@ -105,7 +106,7 @@ void fabric_findings(const Analysis& a, std::vector<Finding>& out) {
           "Fabric Manager's version must equal the driver's: compare them",
           "For a fatal NVSwitch error, stop the jobs and restart nvidia-fabricmanager or "
           "reboot the node"};
-    } else if (kind == "nvlink") {
+    } else if (kind == kmsg::EventKind::kNvlink) {
       const bool fatal = any(events, {"fatal"});
       f.gpu = a.map.by_bus_id(bus);
       f.category = Category::kHardware;

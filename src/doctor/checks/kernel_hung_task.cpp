@@ -26,7 +26,7 @@ std::vector<std::size_t> hung_nvidia_tasks(const Analysis& a, std::size_t boot) 
   std::vector<std::size_t> out;
   for (std::size_t i = 0; i < a.in.events.size(); ++i) {
     const auto& e = a.ev(i);
-    if (e.kind != "hung_task" || a.boot_of[i] != boot) continue;
+    if (e.kind != kmsg::EventKind::kHungTask || a.boot_of[i] != boot) continue;
     if (trace_through_nvidia(a.context(i)) || e.process.rfind("nvidia", 0) == 0) out.push_back(i);
   }
   return out;
@@ -38,7 +38,7 @@ void hung_task_findings(const Analysis& a, std::vector<Finding>& out) {
   std::vector<std::size_t> traced;
   for (std::size_t i = 0; i < a.in.events.size(); ++i) {
     const auto& e = a.ev(i);
-    if (e.kind != "hung_task") continue;
+    if (e.kind != kmsg::EventKind::kHungTask) continue;
     const bool through = trace_through_nvidia(a.context(i));
     if (through) traced.push_back(i);
     (through || e.process.rfind("nvidia", 0) == 0 ? nvidia : other).push_back(i);
@@ -53,8 +53,9 @@ void hung_task_findings(const Analysis& a, std::vector<Finding>& out) {
     std::set<std::string> suspects;
     for (std::size_t i = 0; i < a.in.events.size(); ++i) {
       const auto& e = a.ev(i);
-      const bool lost = (e.kind == "xid" && (e.xid == 119 || e.xid == 79 || e.xid == 120)) ||
-                        e.kind == "gsp_timeout" || e.kind == "fallen_off_bus";
+      const bool lost =
+          (e.kind == kmsg::EventKind::kXid && (e.xid == 119 || e.xid == 79 || e.xid == 120)) ||
+          e.kind == kmsg::EventKind::kGspTimeout || e.kind == kmsg::EventKind::kFallenOffBus;
       if (lost && !e.pci_bus_id.empty() && a.boot_of[i] == a.boot_of[nvidia.front()]) {
         suspects.insert(e.pci_bus_id);
       }

@@ -52,7 +52,7 @@ GroupMap group_xids(const Analysis& a) {
   std::map<std::string, std::pair<std::size_t, int>> last_root;  // bus → (event, xid)
   for (std::size_t i = 0; i < a.in.events.size(); ++i) {
     const auto& e = a.ev(i);
-    if (e.kind != "xid" || !e.xid) continue;
+    if (e.kind != kmsg::EventKind::kXid || !e.xid) continue;
     const int code = *e.xid;
     const XidInfo info = lookup_xid(code);
     if (info.follow_on) {
@@ -100,10 +100,10 @@ std::vector<std::size_t> fold_related(const Analysis& a, GroupMap& groups) {
   for (std::size_t i = 0; i < a.in.events.size(); ++i) {
     const auto& e = a.ev(i);
     std::vector<int> hosts;
-    if (e.kind == "fallen_off_bus")
+    if (e.kind == kmsg::EventKind::kFallenOffBus)
       hosts = health::xids_of_class(health::FaultClass::kFallenOffBus);
-    if (e.kind == "gsp_timeout") hosts = {119, 120};
-    if (e.kind == "reset_required") hosts = reset_line_hosts();
+    if (e.kind == kmsg::EventKind::kGspTimeout) hosts = {119, 120};
+    if (e.kind == kmsg::EventKind::kResetRequired) hosts = reset_line_hosts();
     if (hosts.empty()) continue;
     bool folded = false;
     for (int x : hosts) {

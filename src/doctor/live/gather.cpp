@@ -199,8 +199,11 @@ std::vector<kmsg::KernelEvent> events_from_store(const std::vector<store::Event>
       ke = kmsg::classify_line(std::string_view(e.dedup_key).substr(second + 1));
     }
     if (!ke) {
+      // Every stored kind is a kernel-event name (NVML's Xids are stored as "xid").
+      auto kind = kmsg::parse_event_kind(e.kind);
+      if (!kind) continue;
       kmsg::KernelEvent k;
-      k.kind = e.kind;
+      k.kind = *kind;
       if (e.xid) k.xid = static_cast<int>(*e.xid);
       k.pci_bus_id = e.pci_bus_id;
       k.message = e.message;

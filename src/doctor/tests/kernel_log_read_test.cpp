@@ -47,7 +47,8 @@ class TempDir : public ::testing::Test {
 std::vector<std::string> kinds(const KernelLog& log) {
   std::vector<std::string> out;
   for (const auto& e : log.events) {
-    out.push_back(e.kind + (e.xid ? std::to_string(*e.xid) : std::string()));
+    out.push_back(std::string(kmsg::event_kind_name(e.kind)) +
+                  (e.xid ? std::to_string(*e.xid) : std::string()));
   }
   return out;
 }
