@@ -168,7 +168,7 @@ Result<std::vector<nvml::GpuSnapshot>> snapshots_from_store(const store::Db& db,
     g.sampled_at = t;
     if (!name.starts_with("gpu_")) continue;
     std::string_view field = std::string_view(name).substr(4);
-#define CARDIAC_GPU_FIELD(member)                \
+#define CARDIAC_GPU_FIELD(member, ...)           \
   if (field == #member) {                        \
     using T = std::decay_t<decltype(*g.member)>; \
     g.member = static_cast<T>(v);                \
