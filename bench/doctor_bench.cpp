@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "core/clock.h"
-#include "doctor/checks.h"
-#include "doctor/gather.h"
+#include "doctor/checks/checks.h"
 #include "doctor/kernel_log.h"
-#include "doctor/render.h"
+#include "doctor/live/gather.h"
+#include "doctor/render/render.h"
 
 namespace {
 

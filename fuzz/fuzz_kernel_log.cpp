@@ -30,7 +30,8 @@ void check_log(const cardiac::doctor::KernelLog& log) {
     if (!lines.empty()) CARDIAC_FUZZ_CHECK(doctor::context_of(log.context, index) != nullptr);
     (void)doctor::trace_through_nvidia(lines);
   }
-  for (const kmsg::KernelEvent& e : log.events) CARDIAC_FUZZ_CHECK(!e.kind.empty());
+  for (const kmsg::KernelEvent& e : log.events)
+    CARDIAC_FUZZ_CHECK(kmsg::parse_event_kind(kmsg::event_kind_name(e.kind)) == e.kind);
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ using namespace cardiac;
 constexpr std::int64_t kBootTimeNs = 1'704'067'200'000'000'000;
 
 void check_event(const kmsg::KernelEvent& e) {
-  CARDIAC_FUZZ_CHECK(!e.kind.empty());
+  CARDIAC_FUZZ_CHECK(kmsg::parse_event_kind(kmsg::event_kind_name(e.kind)) == e.kind);
   // event.h: pci_bus_id is normalised ("0000:3b:00.0") or empty.
   if (!e.pci_bus_id.empty()) {
     CARDIAC_FUZZ_CHECK(kmsg::normalize_kernel_bus_id(e.pci_bus_id) == e.pci_bus_id);

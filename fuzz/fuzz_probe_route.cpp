@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "check.h"
-#include "doctor/probe.h"
+#include "doctor/live/probe.h"
 
 namespace {
 

@@ -100,8 +100,8 @@ void resume_open_alerts(rules::RuleEngine& engine, AgentStore& store, Inbox& inb
                         const std::vector<alerts::Alert>& open, const Clock& clock) {
   std::optional<std::vector<queue::Fence>> fences;
   for (const alerts::Alert& a : open) {
-    const auto state =
-        a.state == alerts::kStateFiring ? rules::AlertState::kFiring : rules::AlertState::kPending;
+    const auto state = a.state == rules::AlertState::kFiring ? rules::AlertState::kFiring
+                                                             : rules::AlertState::kPending;
     if (a.rule != "gpu_fenced") {
       if (!engine.adopt(a.rule, a.labels, state, a.started_ns, a.last_value.value_or(0))) {
         log::warn("alert {} ({}) stays open: no rule of that name is loaded", a.id, a.rule);

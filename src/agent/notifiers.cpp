@@ -44,7 +44,7 @@ std::vector<notify::Notification> to_notifications(const std::vector<alerts::Ale
     notify::Notification n;
     n.status = std::string(alerts::change_status_name(ch.status));
     n.alertname = ch.rule;
-    n.severity = ch.severity;
+    n.severity = std::string(severity_name(ch.severity));
     for (const auto& [k, v] : ch.labels) n.labels[k] = v;
     n.labels["hostname"] = hostname;
     n.annotations["description"] = ch.description;
@@ -62,7 +62,7 @@ std::vector<notify::Notification> firing_notifications(const std::vector<alerts:
                                                        const std::string& hostname) {
   std::vector<alerts::AlertChange> changes;
   for (const auto& a : open) {
-    if (a.state != alerts::kStateFiring || a.silenced) continue;
+    if (a.state != rules::AlertState::kFiring || a.silenced) continue;
     alerts::AlertChange ch;
     ch.status = alerts::ChangeStatus::kFiring;
     ch.alert_id = a.id;

@@ -79,7 +79,7 @@ std::map<unsigned, std::string> critical_gpu_alerts(const alerts::AlertBook& boo
   auto open = book.list(false);
   if (!open) return out;
   for (const auto& a : *open) {
-    if (a.state != alerts::kStateFiring || a.severity != severity_name(Severity::kCritical)) {
+    if (a.state != rules::AlertState::kFiring || a.severity != Severity::kCritical) {
       continue;
     }
     auto gpu = a.labels.find("gpu");
@@ -184,7 +184,7 @@ void PersistStage::take_events(AgentStore::Access& store, const Collected& in) {
   }
   for (const auto& e : in.inbox.kernel) {
     TimeNs t = e.time_ns.value_or(in.now);
-    if (e.kind == "xid" && e.xid) {
+    if (e.kind == kmsg::EventKind::kXid && e.xid) {
       if (!xids_.record(e, in.now)) continue;  // NVML told us already
       ++tally_.xid_counts[{e.pci_bus_id, *e.xid}];
       tally_.last_xid[e.pci_bus_id] = *e.xid;
@@ -195,12 +195,12 @@ void PersistStage::take_events(AgentStore::Access& store, const Collected& in) {
     }
     store::Event ev;
     ev.time_ns = t;
-    ev.kind = e.kind;
+    ev.kind = kmsg::event_kind_name(e.kind);
     ev.pci_bus_id = e.pci_bus_id;
     if (e.xid) ev.xid = *e.xid;
     ev.message = e.message;
     ev.source = kmsg_source_;
-    ev.dedup_key = fmt::format("{}|{}|{}", t, e.kind, e.raw);
+    ev.dedup_key = fmt::format("{}|{}|{}", t, kmsg::event_kind_name(e.kind), e.raw);
     store_event(store.db, ev);
   }
 }
@@ -212,14 +212,8 @@ void PersistStage::track_incidents(AgentStore::Access& store, const Collected& i
     bool faulty = g.health == DeviceHealth::kLost || g.health == DeviceHealth::kUnresponsive ||
                   g.health == DeviceHealth::kResetRequired || g.health == DeviceHealth::kError;
     if (faulty && !open_incidents_.count(g.index)) {
-      store::Incident i{0,
-                        g.index,
-                        g.uuid,
-                        g.pci_bus_id,
-                        std::string(nvml::device_health_name(g.health)),
-                        in.now,
-                        std::nullopt,
-                        g.health_detail};
+      store::Incident i{0,        g.index, g.uuid,       g.pci_bus_id,
+                        g.health, in.now,  std::nullopt, g.health_detail};
       if (auto r = store::open_incident(store.db, i); r) {
         open_incidents_.insert(g.index);
       } else {

@@ -63,8 +63,20 @@ Result<Alert> read_alert(const store::Statement& st) {
   auto labels = labels_from_json(st.column_text(2), a.id);
   if (!labels) return fail(std::move(labels).error());
   a.labels = std::move(*labels);
-  a.state = st.column_text(3);
-  a.severity = st.column_text(4);
+  const std::string state = st.column_text(3);
+  const std::string severity = st.column_text(4);
+  const auto parsed_state = rules::parse_alert_state(state);
+  if (!parsed_state) {
+    return fail(
+        Error::parse(fmt::format("unknown state \"{}\"", state), fmt::format("alert {}", a.id)));
+  }
+  const auto parsed_severity = parse_severity(severity);
+  if (!parsed_severity) {
+    return fail(Error::parse(fmt::format("unknown severity \"{}\"", severity),
+                             fmt::format("alert {}", a.id)));
+  }
+  a.state = *parsed_state;
+  a.severity = *parsed_severity;
   a.started_ns = st.column_int64(5);
   a.fired_ns = st.column_opt_int64(6);
   a.resolved_ns = st.column_opt_int64(7);
@@ -94,7 +106,7 @@ Result<Silence> read_silence(const store::Statement& st) {
 // The open alert for one fingerprint, as far as apply() needs it.
 struct OpenAlert {
   std::int64_t id = 0;
-  std::string state;
+  rules::AlertState state = rules::AlertState::kPending;
   TimeNs fired_ns = 0;
   bool silenced = false;
 };
@@ -176,43 +188,50 @@ Result<std::vector<AlertChange>> AlertBook::apply(
     auto row = find->step();
     if (!row) return fail(std::move(row).error());
     if (*row) {
-      open = OpenAlert{find->column_int64(0), find->column_text(1),
-                       find->column_opt_int64(2).value_or(t.at), find->column_int64(3) != 0};
+      // The query selects open alerts only, so the state is pending or firing.
+      open = OpenAlert{
+          find->column_int64(0),
+          rules::parse_alert_state(find->column_text(1)).value_or(rules::AlertState::kPending),
+          find->column_opt_int64(2).value_or(t.at), find->column_int64(3) != 0};
     }
     find->reset();
 
-    auto set_state = [&](std::string_view to, std::optional<TimeNs> fired,
+    auto set_state = [&](rules::AlertState to_state, std::optional<TimeNs> fired,
                          std::optional<TimeNs> resolved, bool silence) -> Status {
+      const std::string_view to = rules::alert_state_name(to_state);
       CARDIAC_TRY(
           update->bind_all(to, fired, resolved, t.value, t.description, severity, silence, open->id)
               .run());
-      return history->bind_all(open->id, t.at, open->state, to, t.value).run();
+      return history->bind_all(open->id, t.at, rules::alert_state_name(open->state), to, t.value)
+          .run();
     };
     auto change = [&](ChangeStatus status, std::int64_t id, TimeNs started,
                       std::optional<TimeNs> ended, bool silence) {
-      changes.push_back(AlertChange{status, id, fp, t.rule, std::string(severity), t.labels,
-                                    t.description, t.value, started, ended, silence});
+      changes.push_back(AlertChange{status, id, fp, t.rule, t.severity, t.labels, t.description,
+                                    t.value, started, ended, silence});
     };
 
     switch (t.to) {
       case rules::AlertState::kPending:
       case rules::AlertState::kFiring: {
         const bool firing = t.to == rules::AlertState::kFiring;
-        if (open && (open->state == kStateFiring || !firing)) {
+        if (open && (open->state == rules::AlertState::kFiring || !firing)) {
           // Already in (or past) this state, e.g. re-detected after a restart: refresh the
           // reading only, so that no duplicate alert, history row or notification appears.
           CARDIAC_TRY(update
-                          ->bind_all(open->state, std::nullopt, std::nullopt, t.value,
-                                     t.description, severity, open->silenced, open->id)
+                          ->bind_all(rules::alert_state_name(open->state), std::nullopt,
+                                     std::nullopt, t.value, t.description, severity, open->silenced,
+                                     open->id)
                           .run());
           break;
         }
         if (open) {  // pending -> firing
-          CARDIAC_TRY(set_state(kStateFiring, t.at, std::nullopt, silenced));
+          CARDIAC_TRY(set_state(rules::AlertState::kFiring, t.at, std::nullopt, silenced));
           change(ChangeStatus::kFiring, open->id, t.at, std::nullopt, silenced);
           break;
         }
-        const std::string_view to = firing ? kStateFiring : kStatePending;
+        const std::string_view to = rules::alert_state_name(firing ? rules::AlertState::kFiring
+                                                                   : rules::AlertState::kPending);
         insert->bind_all(t.rule, labels_to_json(t.labels), to, severity, t.at,
                          firing ? std::optional<TimeNs>(t.at) : std::nullopt, t.value,
                          t.description, fp, silenced);
@@ -227,15 +246,15 @@ Result<std::vector<AlertChange>> AlertBook::apply(
       case rules::AlertState::kInactive:
       case rules::AlertState::kResolved:
         if (!open) break;  // nothing open to close (never recorded, or already closed)
-        if (open->state == kStatePending) {
-          CARDIAC_TRY(set_state(kStateInactive, std::nullopt, t.at, silenced));
+        if (open->state == rules::AlertState::kPending) {
+          CARDIAC_TRY(set_state(rules::AlertState::kInactive, std::nullopt, t.at, silenced));
           break;
         }
         {
           // A firing notice that was silenced gets no resolve notice either: the receiver
           // never heard of the alert.
           const bool quiet = silenced || open->silenced;
-          CARDIAC_TRY(set_state(kStateResolved, std::nullopt, t.at, quiet));
+          CARDIAC_TRY(set_state(rules::AlertState::kResolved, std::nullopt, t.at, quiet));
           change(ChangeStatus::kResolved, open->id, open->fired_ns, t.at, quiet);
         }
         break;
@@ -259,7 +278,9 @@ Result<std::vector<Alert>> AlertBook::query_alerts(std::string_view where, std::
     auto silences = list_silences();
     if (!silences) return fail(std::move(silences).error());
     for (Alert& a : *alerts) {
-      if (a.open()) a.silenced = silenced_by(*silences, a.rule, a.severity, a.labels);
+      if (a.open()) {
+        a.silenced = silenced_by(*silences, a.rule, severity_name(a.severity), a.labels);
+      }
     }
   }
   return alerts;

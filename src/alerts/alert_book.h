@@ -17,19 +17,14 @@
 
 namespace cardiac::alerts {
 
-// Stored states. "inactive" closes a pending alert that cleared before it fired; "resolved"
-// closes a firing one. Only pending and firing alerts are open.
-inline constexpr std::string_view kStatePending = "pending";
-inline constexpr std::string_view kStateFiring = "firing";
-inline constexpr std::string_view kStateResolved = "resolved";
-inline constexpr std::string_view kStateInactive = "inactive";
-
 struct Alert {
   std::int64_t id = 0;
   std::string rule;
   rules::Labels labels;
-  std::string state;
-  std::string severity;
+  // Stored as rules::alert_state_name. Inactive closes a pending alert that cleared before it
+  // fired; resolved closes a firing one. Only pending and firing alerts are open.
+  rules::AlertState state = rules::AlertState::kPending;
+  Severity severity = Severity::kWarning;
   TimeNs started_ns = 0;  // first seen, pending or firing
   std::optional<TimeNs> fired_ns;
   std::optional<TimeNs> resolved_ns;  // also set when a pending alert goes inactive
@@ -41,7 +36,9 @@ struct Alert {
   // Open alerts: matched by a silence active now. Closed ones: as decided at their last change.
   bool silenced = false;
 
-  [[nodiscard]] bool open() const { return state == kStatePending || state == kStateFiring; }
+  [[nodiscard]] bool open() const {
+    return state == rules::AlertState::kPending || state == rules::AlertState::kFiring;
+  }
 };
 
 enum class ChangeStatus { kFiring, kResolved };
@@ -53,7 +50,7 @@ struct AlertChange {
   std::int64_t alert_id = 0;
   std::string fingerprint;
   std::string rule;
-  std::string severity;
+  Severity severity = Severity::kWarning;
   rules::Labels labels;
   std::string description;
   double value = 0;

@@ -25,8 +25,8 @@ nlohmann::json to_json(const Alert& a) {
   j["fingerprint"] = a.fingerprint;
   j["rule"] = a.rule;
   j["labels"] = a.labels;
-  j["state"] = a.state;
-  j["severity"] = a.severity;
+  j["state"] = rules::alert_state_name(a.state);
+  j["severity"] = severity_name(a.severity);
   j["description"] = a.description;
   j["value"] = or_null(a.last_value);
   put_time(j, "started", a.started_ns);
@@ -44,7 +44,7 @@ nlohmann::json to_json(const AlertChange& c) {
   j["alert_id"] = c.alert_id;
   j["fingerprint"] = c.fingerprint;
   j["rule"] = c.rule;
-  j["severity"] = c.severity;
+  j["severity"] = severity_name(c.severity);
   j["labels"] = c.labels;
   j["description"] = c.description;
   j["value"] = c.value;

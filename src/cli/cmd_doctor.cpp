@@ -14,9 +14,9 @@
 #include "config/config.h"
 #include "core/format.h"
 #include "core/strings.h"
-#include "doctor/checks.h"
-#include "doctor/gather.h"
-#include "doctor/render.h"
+#include "doctor/checks/checks.h"
+#include "doctor/live/gather.h"
+#include "doctor/render/render.h"
 
 namespace cardiac::cli {
 namespace {

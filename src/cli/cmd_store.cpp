@@ -180,13 +180,13 @@ int run_incidents(const EventsFlags& f, Context& ctx) {
            {"gpu", i.gpu},
            {"uuid", text_or_null(i.uuid)},
            {"pci_bus_id", text_or_null(i.pci_bus_id)},
-           {"kind", i.kind},
+           {"kind", nvml::device_health_name(i.kind)},
            {"started", format_iso8601(i.started_ns)},
            {"ended", i.ended_ns ? nlohmann::json(format_iso8601(*i.ended_ns)) : nlohmann::json()},
            {"evidence", text_or_null(i.evidence)}});
     } else {
-      ctx.out << fmt::format(fmt::runtime(kRow), i.id, i.gpu, text_or_dash(i.pci_bus_id), i.kind,
-                             format_iso8601(i.started_ns),
+      ctx.out << fmt::format(fmt::runtime(kRow), i.id, i.gpu, text_or_dash(i.pci_bus_id),
+                             nvml::device_health_name(i.kind), format_iso8601(i.started_ns),
                              i.ended_ns ? format_iso8601(*i.ended_ns) : std::string("open"),
                              text_or_dash(i.evidence));
     }
@@ -260,10 +260,10 @@ int run_alerts(const AlertsFlags& f, Context& ctx) {
   ctx.out << fmt::format("{:>5}  {:<9} {:<9} {:<24} {:<20} {}\n", "ID", "STATE", "SEVERITY",
                          "STARTED", "RULE", "DESCRIPTION");
   for (const auto& a : *list) {
-    ctx.out << fmt::format("{:>5}  {:<9} {:<9} {:<24} {:<20} {}{}{}\n", a.id, a.state, a.severity,
-                           format_iso8601(a.started_ns), a.rule, a.description,
-                           a.acked_by ? " [acked by " + *a.acked_by + "]" : "",
-                           a.silenced ? " [silenced]" : "");
+    ctx.out << fmt::format(
+        "{:>5}  {:<9} {:<9} {:<24} {:<20} {}{}{}\n", a.id, rules::alert_state_name(a.state),
+        severity_name(a.severity), format_iso8601(a.started_ns), a.rule, a.description,
+        a.acked_by ? " [acked by " + *a.acked_by + "]" : "", a.silenced ? " [silenced]" : "");
   }
   return kExitOk;
 }

@@ -16,7 +16,35 @@ std::string TableReader::key_name(std::string_view key) const {
 }
 
 Error TableReader::bad(std::string_view key, const toml::node& n, std::string_view what) const {
-  return Error::invalid(fmt::format("'{}' must be {}", key_name(key), what), where(n.source()));
+  return invalid_at(key, n, fmt::format("must be {}", what));
+}
+
+Error TableReader::invalid_at(std::string_view key, const toml::node& at,
+                              std::string_view what) const {
+  return Error::invalid(fmt::format("'{}' {}", key_name(key), what), where(at.source()));
+}
+
+Error TableReader::invalid(std::string_view key, std::string_view what) const {
+  const toml::node* n = table_.get(key);
+  return invalid_at(key, n ? *n : static_cast<const toml::node&>(table_), what);
+}
+
+Error TableReader::missing(std::string_view key, std::string_view why) const {
+  return Error::invalid(fmt::format("'{}' needs '{}' {}", name_, key, why), origin());
+}
+
+Result<std::optional<std::string>> TableReader::string(std::string_view key) const {
+  const toml::node* n = table_.get(key);
+  if (!n) return std::optional<std::string>{};
+  if (auto s = n->value<std::string>()) return std::optional<std::string>{*s};
+  return fail(bad(key, *n, "a string"));
+}
+
+Result<std::optional<double>> TableReader::number(std::string_view key) const {
+  const toml::node* n = table_.get(key);
+  if (!n) return std::optional<double>{};
+  if (n->is_number()) return std::optional<double>{*n->value<double>()};
+  return fail(bad(key, *n, "a number"));
 }
 
 Status TableReader::only(const std::set<std::string_view>& allowed) const {

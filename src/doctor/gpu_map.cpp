@@ -41,7 +41,7 @@ GpuMap::GpuMap(const DoctorInput& in) {
   }
   // The driver's boot lines: bus id → UUID (and the serial line that follows it).
   for (const auto& e : in.events) {
-    if (e.kind != "gpu_map" || e.pci_bus_id.empty()) continue;
+    if (e.kind != kmsg::EventKind::kGpuMap || e.pci_bus_id.empty()) continue;
     GpuRef& g = entry_for_bus(e.pci_bus_id);
     if (g.uuid.empty() && !e.uuid.empty()) g.uuid = e.uuid;
     if (g.serial.empty() && !e.serial.empty()) g.serial = e.serial;

@@ -226,7 +226,7 @@ class Parser {
 
   void add_event(kmsg::KernelEvent e, bool joined) {
     std::string raw = join(raws_, "\n");
-    if (e.kind == "fallen_off_bus" && e.pci_bus_id.empty() && !opener_bus_.empty()) {
+    if (e.kind == kmsg::EventKind::kFallenOffBus && e.pci_bus_id.empty() && !opener_bus_.empty()) {
       // The driver's probe message came as separate lines: the first one named the GPU.
       e.pci_bus_id = opener_bus_;
       e.message = opener_text_ + " " + e.message;
@@ -239,8 +239,8 @@ class Parser {
     e.time_ns = time_;
     e.monotonic_us = mono_;
     e.raw = std::move(raw);
-    if (e.kind == "aer" && e.reporter.empty() && last_aer_ && records_since_event_ <= 2 &&
-        *last_aer_ + 1 == log_.events.size()) {
+    if (e.kind == kmsg::EventKind::kAer && e.reporter.empty() && last_aer_ &&
+        records_since_event_ <= 2 && *last_aer_ + 1 == log_.events.size()) {
       // "AER: … error received: <dev>" then "<dev>: PCIe Bus Error: …": the first line named
       // the port that reported it.
       // When the source could not be found the port prints it, hence either bus id.
@@ -255,12 +255,12 @@ class Parser {
     ctx_ = Ctx::kNone;
     ctx_slot_.reset();
     ctx_event_ = index;
-    if (e.kind == "aer") {
+    if (e.kind == kmsg::EventKind::kAer) {
       ctx_ = Ctx::kAer;
       aer_device_ = e.pci_bus_id;
       aer_reporter_ = e.reporter;
       last_aer_ = index;
-    } else if (e.kind == "hung_task") {
+    } else if (e.kind == kmsg::EventKind::kHungTask) {
       ctx_ = Ctx::kTrace;
     }
     log_.events.push_back(std::move(e));
@@ -284,8 +284,8 @@ class Parser {
   }
 
   void take_as_context(std::string_view head) {
-    if (records_since_event_ <= 3 && !log_.events.empty() && log_.events.back().kind == "gpu_map" &&
-        log_.events.back().serial.empty()) {
+    if (records_since_event_ <= 3 && !log_.events.empty() &&
+        log_.events.back().kind == kmsg::EventKind::kGpuMap && log_.events.back().serial.empty()) {
       if (auto serial = kmsg::parse_board_serial(head)) {
         log_.events.back().serial = *serial;
         log_.recognised_lines += raws_.size();

@@ -338,11 +338,11 @@ std::vector<int> xids_of_class(FaultClass c) {
 }
 
 FaultClass fault_class_of(const kmsg::KernelEvent& e) {
-  if (e.kind == "xid" && e.xid) return lookup_xid(*e.xid).fault_class;
-  if (e.kind == "fallen_off_bus") return FaultClass::kFallenOffBus;
-  if (e.kind == "reset_required") return FaultClass::kResetRequired;
-  if (e.kind == "nvlink" && says_fatal(e.message)) return FaultClass::kNvlinkFatal;
-  if (e.kind == "sxid" && e.severity == "fatal") return FaultClass::kSxidFatal;
+  if (e.kind == kmsg::EventKind::kXid && e.xid) return lookup_xid(*e.xid).fault_class;
+  if (e.kind == kmsg::EventKind::kFallenOffBus) return FaultClass::kFallenOffBus;
+  if (e.kind == kmsg::EventKind::kResetRequired) return FaultClass::kResetRequired;
+  if (e.kind == kmsg::EventKind::kNvlink && says_fatal(e.message)) return FaultClass::kNvlinkFatal;
+  if (e.kind == kmsg::EventKind::kSxid && e.severity == "fatal") return FaultClass::kSxidFatal;
   return FaultClass::kNone;
 }
 

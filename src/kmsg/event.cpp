@@ -11,6 +11,44 @@
 namespace cardiac::kmsg {
 namespace {
 
+struct KindName {
+  EventKind kind;
+  std::string_view name;
+};
+
+constexpr KindName kKindNames[] = {
+    {EventKind::kAer, "aer"},
+    {EventKind::kFabricManager, "fabric_manager"},
+    {EventKind::kFallenOffBus, "fallen_off_bus"},
+    {EventKind::kGpuMap, "gpu_map"},
+    {EventKind::kGspTimeout, "gsp_timeout"},
+    {EventKind::kHungTask, "hung_task"},
+    {EventKind::kIb, "ib"},
+    {EventKind::kInitFailure, "init_failure"},
+    {EventKind::kNvlink, "nvlink"},
+    {EventKind::kResetRequired, "reset_required"},
+    {EventKind::kSxid, "sxid"},
+    {EventKind::kXid, "xid"},
+};
+
+}  // namespace
+
+std::string_view event_kind_name(EventKind k) {
+  for (const KindName& n : kKindNames) {
+    if (n.kind == k) return n.name;
+  }
+  return "?";
+}
+
+std::optional<EventKind> parse_event_kind(std::string_view name) {
+  for (const KindName& n : kKindNames) {
+    if (n.name == name) return n.kind;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
 using namespace detail;
 
 bool contains(std::string_view s, std::string_view needle) {
@@ -72,9 +110,9 @@ std::string nvrm_text(std::string_view m) {
   return std::string(trim_view(m));
 }
 
-KernelEvent make(std::string kind, std::string bus, std::string message) {
+KernelEvent make(EventKind kind, std::string bus, std::string message) {
   KernelEvent e;
-  e.kind = std::move(kind);
+  e.kind = kind;
   e.pci_bus_id = std::move(bus);
   e.message = std::move(message);
   return e;
@@ -88,7 +126,7 @@ std::optional<KernelEvent> parse_xid(std::string_view m, std::size_t at) {
   std::string_view inside = s.substr(0, close);
   s.remove_prefix(close + 1);
   KernelEvent e;
-  e.kind = "xid";
+  e.kind = EventKind::kXid;
   bool first = true;
   while (!inside.empty()) {
     skip_spaces(inside);
@@ -140,7 +178,7 @@ std::optional<KernelEvent> parse_sxid(std::string_view m, std::size_t at) {
   std::string_view inside = trim_view(s.substr(0, close));
   eat(inside, "PCI:");
   KernelEvent e;
-  e.kind = "sxid";
+  e.kind = EventKind::kSxid;
   e.pci_bus_id = normalize_kernel_bus_id(inside);
   if (e.pci_bus_id.empty()) return std::nullopt;
   s.remove_prefix(close + 1);
@@ -171,7 +209,7 @@ std::optional<KernelEvent> parse_gpu_map(std::string_view m, std::size_t at) {
   std::size_t n = 4;
   while (n < s.size() && (is_hex(s[n]) || s[n] == '-')) ++n;
   if (n < 12) return std::nullopt;
-  KernelEvent e = make("gpu_map", std::move(bus), {});
+  KernelEvent e = make(EventKind::kGpuMap, std::move(bus), {});
   e.uuid = std::string(s.substr(0, n));
   return e;
 }
@@ -196,7 +234,7 @@ std::optional<KernelEvent> parse_aer(std::string_view m) {
       normalize_kernel_bus_id(head.substr(sp == std::string_view::npos ? 0 : sp + 1));
   if (device.empty()) return std::nullopt;
   KernelEvent e;
-  e.kind = "aer";
+  e.kind = EventKind::kAer;
   if (bus_error) {
     std::string_view s = m.substr(at + 27);
     auto comma = s.find(',');
@@ -231,7 +269,7 @@ std::optional<KernelEvent> parse_hung_task(std::string_view m, std::size_t at) {
   std::string_view pid_text = task.substr(colon + 1);
   auto pid = eat_uint(pid_text, 9);
   if (!pid || !pid_text.empty()) return std::nullopt;
-  KernelEvent e = make("hung_task", {}, std::string(trim_view(s.substr(blocked + 1))));
+  KernelEvent e = make(EventKind::kHungTask, {}, std::string(trim_view(s.substr(blocked + 1))));
   if (!e.message.empty() && e.message.back() == '.') e.message.pop_back();
   e.pid = static_cast<int>(*pid);
   e.process = std::string(task.substr(0, colon));
@@ -255,7 +293,7 @@ std::optional<KernelEvent> parse_mlx5(std::string_view m, std::size_t at) {
   for (auto word : kBad) bad = bad || icontains(s, word);
   if (!bad) return std::nullopt;
   auto colon = s.find(": ");
-  return make("ib", std::move(bus),
+  return make(EventKind::kIb, std::move(bus),
               std::string(trim_view(colon == std::string_view::npos ? s : s.substr(colon + 2))));
 }
 
@@ -275,7 +313,7 @@ std::optional<KernelEvent> parse_fabric_manager(std::string_view m) {
   auto close = s.find("] ");
   if (close == std::string_view::npos || close > 12) return std::nullopt;
   s.remove_prefix(close + 2);
-  KernelEvent e = make("fabric_manager", find_bus_id(s), std::string(trim_view(s)));
+  KernelEvent e = make(EventKind::kFabricManager, find_bus_id(s), std::string(trim_view(s)));
   e.severity = std::move(severity);
   for (std::string_view tag : {std::string_view("fatal error "), std::string_view("error ")}) {
     auto at = s.find(tag);
@@ -298,18 +336,18 @@ std::optional<KernelEvent> classify_nvrm(std::string_view m, std::size_t at) {
   std::string_view s = m.substr(at);
   if (contains(s, "RmInitAdapter failed") || contains(s, "rm_init_adapter failed") ||
       contains(s, "probe routine failed")) {
-    return make("init_failure", find_bus_id(s), nvrm_text(s));
+    return make(EventKind::kInitFailure, find_bus_id(s), nvrm_text(s));
   }
   if (contains(s, "GSP") && (icontains(s, "timeout") || contains(s, "Rate limiting GSP RPC"))) {
-    return make("gsp_timeout", find_bus_id(s), nvrm_text(s));
+    return make(EventKind::kGspTimeout, find_bus_id(s), nvrm_text(s));
   }
   if (icontains(s, "reset required") || icontains(s, "requires reset") ||
       icontains(s, "requires a reset") || icontains(s, "needs to be reset")) {
-    return make("reset_required", find_bus_id(s), nvrm_text(s));
+    return make(EventKind::kResetRequired, find_bus_id(s), nvrm_text(s));
   }
   if (icontains(s, "nvlink") &&
       (icontains(s, "error") || icontains(s, "fatal") || icontains(s, "fail"))) {
-    return make("nvlink", find_bus_id(s), nvrm_text(s));
+    return make(EventKind::kNvlink, find_bus_id(s), nvrm_text(s));
   }
   return std::nullopt;
 }
@@ -333,7 +371,7 @@ std::optional<KernelEvent> classify(std::string_view m) {
     if (auto e = classify_nvrm(m, p)) return e;
   }
   if (icontains(m, "fallen off the bus")) {
-    return make("fallen_off_bus", find_bus_id(m), nvrm_text(m));
+    return make(EventKind::kFallenOffBus, find_bus_id(m), nvrm_text(m));
   }
   if (auto p = m.find("SXid ("); p != std::string_view::npos) return parse_sxid(m, p);
   if (contains(m, "AER: ") || contains(m, "PCIe Bus Error: ")) return parse_aer(m);
@@ -343,7 +381,7 @@ std::optional<KernelEvent> classify(std::string_view m) {
   if (auto p = m.find("nvidia-nvlink"); p != std::string_view::npos) {
     std::string_view s = m.substr(p);
     if (icontains(s, "error") || icontains(s, "fatal") || icontains(s, "fail")) {
-      return make("nvlink", find_bus_id(s), std::string(trim_view(s)));
+      return make(EventKind::kNvlink, find_bus_id(s), std::string(trim_view(s)));
     }
   }
   return std::nullopt;

@@ -12,22 +12,34 @@
 
 namespace cardiac::kmsg {
 
-// One recognised kernel message. `kind` is one of:
-//   "xid"            NVRM Xid line (xid set; pid/process when the driver knew the channel)
-//   "fallen_off_bus" the non-Xid "GPU has fallen off the bus" probe message
-//   "gpu_map"        "NVRM: GPU at PCI:<bdf>: GPU-<uuid>" (uuid set): maps bus id -> GPU
-//   "init_failure"   RmInitAdapter / rm_init_adapter failed
-//   "gsp_timeout"    non-Xid GSP RPC timeout / rate-limit lines
-//   "reset_required" non-Xid NVRM lines saying the GPU needs a reset
-//   "aer"            PCIe AER report (severity set; pci_bus_id is the erring device)
-//   "hung_task"      "INFO: task <comm>:<pid> blocked for more than N seconds."
-//   "sxid"           NVSwitch SXid (the SXid number is in `xid`)
-//   "nvlink"         non-Xid NVLink error lines
-//   "ib"             mlx5 (InfiniBand/RoCE NIC) errors and link-down lines
-//   "fabric_manager" an ERROR/FATAL line of Fabric Manager's log (severity "error" | "fatal";
-//                    xid holds the SXid number when the line names one)
+// What a recognised kernel message is; the comment gives each one's name (event_kind_name).
+// Listed in name order, so that maps keyed by kind iterate, and reports list, as they did when
+// the kind was its name (a test holds the order).
+enum class EventKind {
+  kAer,            // "aer": PCIe AER report (severity set; pci_bus_id is the erring device)
+  kFabricManager,  // "fabric_manager": an ERROR/FATAL line of Fabric Manager's log (severity
+                   // "error" | "fatal"; xid holds the SXid number when the line names one)
+  kFallenOffBus,   // "fallen_off_bus": the non-Xid "GPU has fallen off the bus" probe message
+  kGpuMap,         // "gpu_map": "NVRM: GPU at PCI:<bdf>: GPU-<uuid>" (uuid set): bus id -> GPU
+  kGspTimeout,     // "gsp_timeout": non-Xid GSP RPC timeout / rate-limit lines
+  kHungTask,       // "hung_task": "INFO: task <comm>:<pid> blocked for more than N seconds."
+  kIb,             // "ib": mlx5 (InfiniBand/RoCE NIC) errors and link-down lines
+  kInitFailure,    // "init_failure": RmInitAdapter / rm_init_adapter failed
+  kNvlink,         // "nvlink": non-Xid NVLink error lines
+  kResetRequired,  // "reset_required": non-Xid NVRM lines saying the GPU needs a reset
+  kSxid,           // "sxid": NVSwitch SXid (the SXid number is in `xid`)
+  kXid,            // "xid": NVRM Xid line (xid set; pid/process when the driver knew the channel)
+};
+
+// The kind's name in JSON, the store, the doctor's evidence and reports ("fallen_off_bus"):
+// the only place the names are written. parse_event_kind is its inverse (nullopt for any other
+// text).
+std::string_view event_kind_name(EventKind k);
+std::optional<EventKind> parse_event_kind(std::string_view name);
+
+// One recognised kernel message.
 struct KernelEvent {
-  std::string kind;
+  EventKind kind = EventKind::kXid;
   std::optional<int> xid;
   std::string pci_bus_id;  // normalised "0000:3b:00.0"; empty when the line names none
   std::optional<int> pid;

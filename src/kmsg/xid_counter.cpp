@@ -35,7 +35,7 @@ bool XidCounter::record(std::string_view pci_bus_id, int xid, TimeNs t, XidSourc
 }
 
 bool XidCounter::record(const KernelEvent& event, TimeNs fallback_ns) {
-  if (event.kind != "xid" || !event.xid) return false;
+  if (event.kind != EventKind::kXid || !event.xid) return false;
   return record(event.pci_bus_id, *event.xid, event.time_ns.value_or(fallback_ns),
                 XidSource::kKernelLog);
 }

@@ -51,7 +51,7 @@ nlohmann::json to_json(const GpuReading& g) {
   if (!g.serial.empty()) j["serial"] = g.serial;
   if (!g.pci_bus_id.empty()) j["pci_bus_id"] = g.pci_bus_id;
   if (!g.vbios_version.empty()) j["vbios_version"] = g.vbios_version;
-#define CARDIAC_GPU_FIELD(member) put(j, #member, g.member);
+#define CARDIAC_GPU_FIELD(member, ...) put(j, #member, g.member);
 #include "nvml/gpu_fields.def"
 #undef CARDIAC_GPU_FIELD
   if (g.processes_supported) {
@@ -103,7 +103,7 @@ Result<GpuReading> gpu_reading_from_json(const nlohmann::json& j) {
     g.serial = get_string(j, "serial");
     g.pci_bus_id = get_string(j, "pci_bus_id");
     g.vbios_version = get_string(j, "vbios_version");
-#define CARDIAC_GPU_FIELD(member) CARDIAC_TRY(get(j, #member, g.member));
+#define CARDIAC_GPU_FIELD(member, ...) CARDIAC_TRY(get(j, #member, g.member));
 #include "nvml/gpu_fields.def"
 #undef CARDIAC_GPU_FIELD
     if (auto it = j.find("processes"); it != j.end() && it->is_array()) {

@@ -54,30 +54,43 @@ Reader::~Reader() {
   if (initialized_) lib_.api().shutdown();
 }
 
-tl::expected<NvmlSystem, InitFailure> Reader::init() {
+std::string_view init_failure_kind(const Error& e) {
+  switch (e.code) {
+    case ErrorCode::kNotFound:
+      return "driver_not_loaded";
+    case ErrorCode::kUnsupported:
+      return "version_mismatch";
+    case ErrorCode::kPermission:
+      return "no_permission";
+    default:
+      return "init_failed";
+  }
+}
+
+Result<NvmlSystem> Reader::init() {
   const Api& api = lib_.api();
   current_ = -1;
   nvmlReturn_t rc = call(-1, "nvmlInit", [&] { return api.init(); });
   if (rc != kSuccess) {
-    InitFailure f{"init_failed", "", rc};
+    Error f = Error::unavailable("");
     std::string code(return_code_name(rc));
     switch (rc) {
       case kDriverNotLoaded:
-        f.kind = "driver_not_loaded";
+        f.code = ErrorCode::kNotFound;
         f.message =
             "the NVIDIA kernel driver is not loaded (nvmlInit: DRIVER_NOT_LOADED). Check "
             "`lsmod | grep nvidia` and the kernel log (`dmesg | grep -i NVRM`); load it with "
             "`modprobe nvidia` or reinstall the driver";
         break;
       case kLibRmVersionMismatch:
-        f.kind = "version_mismatch";
+        f.code = ErrorCode::kUnsupported;
         f.message =
             "the NVML library and the loaded nvidia kernel module have different versions "
             "(LIB_RM_VERSION_MISMATCH): the driver was upgraded without a reboot. Reboot, or "
             "stop every GPU process and reload the nvidia modules";
         break;
       case kNoPermission:
-        f.kind = "no_permission";
+        f.code = ErrorCode::kPermission;
         f.message =
             "no permission to talk to the NVIDIA driver (NO_PERMISSION): run as root or as a "
             "user allowed to open /dev/nvidiactl and /dev/nvidia*";
@@ -85,7 +98,7 @@ tl::expected<NvmlSystem, InitFailure> Reader::init() {
       default:
         f.message = fmt::format("nvmlInit failed: {} ({})", code, lib_.error_string(rc));
     }
-    return tl::unexpected(std::move(f));
+    return fail(std::move(f));
   }
   initialized_ = true;
 
@@ -109,10 +122,8 @@ tl::expected<NvmlSystem, InitFailure> Reader::init() {
   unsigned count = 0;
   rc = CARDIAC_NVML_CALL(device_count, "nvmlDeviceGetCount", &count);
   if (rc != kSuccess) {
-    return tl::unexpected(InitFailure{"init_failed",
-                                      fmt::format("nvmlDeviceGetCount failed: {} ({})",
-                                                  return_code_name(rc), lib_.error_string(rc)),
-                                      rc});
+    return fail(Error::unavailable(fmt::format("nvmlDeviceGetCount failed: {} ({})",
+                                               return_code_name(rc), lib_.error_string(rc))));
   }
   sys.device_count = count;
   static_cache_.assign(count, std::nullopt);

@@ -20,12 +20,10 @@ namespace cardiac::nvml {
 // exported function's family name. The worker uses it to publish which call is in flight.
 using CallHook = std::function<void(int device, std::string_view function)>;
 
-// Why initialisation failed, in the words a user needs.
-struct InitFailure {
-  std::string kind;     // "driver_not_loaded", "version_mismatch", "no_permission", "init_failed"
-  std::string message;  // explanation and next step
-  nvmlReturn_t rc = 0;
-};
+// Why Reader::init() failed, as the name the worker reports: the error's code carries it,
+// kNotFound "driver_not_loaded", kUnsupported "version_mismatch", kPermission "no_permission",
+// anything else "init_failed". The error's message explains it and names the next step.
+std::string_view init_failure_kind(const Error& e);
 
 class Reader {
  public:
@@ -35,9 +33,9 @@ class Reader {
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
 
-  // nvmlInit plus versions and device count. On failure returns the reason; the reader stays
-  // unusable until init() succeeds.
-  [[nodiscard]] tl::expected<NvmlSystem, InitFailure> init();
+  // nvmlInit plus versions and device count. On failure returns the reason (see
+  // init_failure_kind); the reader stays unusable until init() succeeds.
+  [[nodiscard]] Result<NvmlSystem> init();
 
   // Reads every value of device `index`. Never fails: problems become health and
   // call_errors. Static facts (name, UUID, limits, …) are cached after the first good read.

@@ -64,18 +64,32 @@ std::string duration_text(DurationNs d) {
 
 }  // namespace
 
+namespace {
+
+struct StateName {
+  AlertState state;
+  std::string_view name;
+};
+
+constexpr StateName kStateNames[] = {{AlertState::kInactive, "inactive"},
+                                     {AlertState::kPending, "pending"},
+                                     {AlertState::kFiring, "firing"},
+                                     {AlertState::kResolved, "resolved"}};
+
+}  // namespace
+
 std::string_view alert_state_name(AlertState s) {
-  switch (s) {
-    case AlertState::kInactive:
-      return "inactive";
-    case AlertState::kPending:
-      return "pending";
-    case AlertState::kFiring:
-      return "firing";
-    case AlertState::kResolved:
-      return "resolved";
+  for (const StateName& n : kStateNames) {
+    if (n.state == s) return n.name;
   }
   return "?";
+}
+
+std::optional<AlertState> parse_alert_state(std::string_view name) {
+  for (const StateName& n : kStateNames) {
+    if (n.name == name) return n.state;
+  }
+  return std::nullopt;
 }
 
 Status validate_rule(const Rule& rule) {

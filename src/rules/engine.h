@@ -18,7 +18,10 @@ namespace cardiac::rules {
 // kResolved behaves like kInactive for the next evaluation; it exists so that "was firing, now
 // clear" can be told apart from "never fired".
 enum class AlertState { kInactive, kPending, kFiring, kResolved };
+// "inactive", "pending", "firing", "resolved": the stored and shown spelling. parse_alert_state
+// is its inverse (nullopt for any other text).
 std::string_view alert_state_name(AlertState s);
+std::optional<AlertState> parse_alert_state(std::string_view name);
 
 struct Transition {
   std::string rule;

@@ -6,108 +6,70 @@
 
 #include <toml++/toml.h>
 
+#include "config/toml_reader.h"
 #include "core/format.h"
 #include "core/strings.h"
 
 namespace cardiac::rules {
 namespace {
 
+using config::TableReader;
+
 std::string where(std::string_view origin, const toml::source_region& r) {
   return fmt::format("{}:{}:{}", origin, r.begin.line, r.begin.column);
 }
 
-// Reads the keys of one [[rule]] table, remembering the table's position for messages.
-class RuleReader {
- public:
-  RuleReader(const toml::table& t, std::string_view origin, std::size_t index)
-      : t_(t), origin_(origin), table_(fmt::format("rule[{}]", index)) {}
+// The keys a [[rule]] table may have.
+const std::set<std::string_view>& rule_keys() {
+  static const std::set<std::string_view> kAllowed = {"name",
+                                                      "kind",
+                                                      "metric",
+                                                      "op",
+                                                      "threshold",
+                                                      "threshold_metric",
+                                                      "threshold_offset",
+                                                      "for",
+                                                      "clear",
+                                                      "severity",
+                                                      "scope",
+                                                      "labels",
+                                                      "description",
+                                                      "per",
+                                                      "window",
+                                                      "expected_gpus",
+                                                      "when_metric",
+                                                      "when_op",
+                                                      "when_threshold"};
+  return kAllowed;
+}
 
-  Error bad(std::string_view key, std::string_view what) const {
-    const toml::node* n = t_.get(key);
-    const auto& src = n ? n->source() : t_.source();
-    return Error::invalid(fmt::format("'{}.{}' {}", table_, key, what), where(origin_, src));
+// A rule's durations are strings only ("30s"), unlike cardiac.toml's, which also take seconds.
+Result<std::optional<DurationNs>> read_duration(const TableReader& r, std::string_view key,
+                                                bool allow_zero) {
+  const toml::node* n = r.node(key);
+  if (!n) return std::optional<DurationNs>{};
+  std::optional<std::int64_t> ns;
+  if (auto s = n->value<std::string>()) ns = parse_duration_ns(*s);
+  if (!ns || *ns < 0 || (!allow_zero && *ns == 0)) {
+    return fail(r.invalid(key, "must be a duration such as \"30s\", \"5m\" or \"1h\""));
   }
-  Error missing(std::string_view key, std::string_view why) const {
-    return Error::invalid(fmt::format("'{}' needs '{}' {}", table_, key, why),
-                          where(origin_, t_.source()));
-  }
-  bool has(std::string_view key) const { return t_.contains(key); }
+  return std::optional<DurationNs>{*ns};
+}
 
-  Status check_keys() const {
-    static const std::set<std::string_view> kAllowed = {"name",
-                                                        "kind",
-                                                        "metric",
-                                                        "op",
-                                                        "threshold",
-                                                        "threshold_metric",
-                                                        "threshold_offset",
-                                                        "for",
-                                                        "clear",
-                                                        "severity",
-                                                        "scope",
-                                                        "labels",
-                                                        "description",
-                                                        "per",
-                                                        "window",
-                                                        "expected_gpus",
-                                                        "when_metric",
-                                                        "when_op",
-                                                        "when_threshold"};
-    for (const auto& [key, node] : t_) {
-      (void)node;
-      if (!kAllowed.count(key.str())) {
-        return fail(Error::invalid(fmt::format("unknown key '{}.{}'", table_, key.str()),
-                                   where(origin_, key.source())));
-      }
-    }
-    return {};
+// Each label's own error names it ('rule[0].labels.gpu').
+Result<Labels> read_labels(const TableReader& r, std::string_view key) {
+  Labels out;
+  const toml::node* n = r.node(key);
+  if (!n) return out;
+  const toml::table* lt = n->as_table();
+  if (!lt) return fail(r.invalid(key, "must be a table of strings"));
+  for (const auto& [k, v] : *lt) {
+    auto s = v.value<std::string>();
+    if (!s) return fail(r.invalid_at(fmt::format("{}.{}", key, k.str()), v, "must be a string"));
+    out[std::string(k.str())] = *s;
   }
-
-  Result<std::optional<std::string>> string(std::string_view key) const {
-    const toml::node* n = t_.get(key);
-    if (!n) return std::optional<std::string>{};
-    if (auto s = n->value<std::string>()) return std::optional<std::string>{*s};
-    return fail(bad(key, "must be a string"));
-  }
-  Result<std::optional<double>> number(std::string_view key) const {
-    const toml::node* n = t_.get(key);
-    if (!n) return std::optional<double>{};
-    if (n->is_number()) return std::optional<double>{*n->value<double>()};
-    return fail(bad(key, "must be a number"));
-  }
-  Result<std::optional<DurationNs>> duration(std::string_view key, bool allow_zero) const {
-    const toml::node* n = t_.get(key);
-    if (!n) return std::optional<DurationNs>{};
-    std::optional<std::int64_t> ns;
-    if (auto s = n->value<std::string>()) ns = parse_duration_ns(*s);
-    if (!ns || *ns < 0 || (!allow_zero && *ns == 0)) {
-      return fail(bad(key, "must be a duration such as \"30s\", \"5m\" or \"1h\""));
-    }
-    return std::optional<DurationNs>{*ns};
-  }
-  Result<Labels> labels(std::string_view key) const {
-    Labels out;
-    const toml::node* n = t_.get(key);
-    if (!n) return out;
-    const toml::table* lt = n->as_table();
-    if (!lt) return fail(bad(key, "must be a table of strings"));
-    for (const auto& [k, v] : *lt) {
-      auto s = v.value<std::string>();
-      if (!s) {
-        return fail(Error::invalid(fmt::format("'{}.{}.{}' must be a string", table_, key, k.str()),
-                                   where(origin_, v.source())));
-      }
-      out[std::string(k.str())] = *s;
-    }
-    return out;
-  }
-  std::string origin() const { return where(origin_, t_.source()); }
-
- private:
-  const toml::table& t_;
-  std::string_view origin_;
-  std::string table_;
-};
+  return out;
+}
 
 // "increase(name[10m])" / "rate(name[5m])", split; nullopt for a plain metric name.
 struct CounterFunction {
@@ -146,7 +108,7 @@ std::optional<CounterFunction> counter_function(std::string_view text) {
     dst = std::move(*rules_read_);                      \
   } while (0)
 
-Status read_when(const RuleReader& r, Rule& rule) {
+Status read_when(const TableReader& r, Rule& rule) {
   std::optional<std::string> metric, op;
   std::optional<double> threshold;
   RULES_READ(metric, r.string("when_metric"));
@@ -154,35 +116,35 @@ Status read_when(const RuleReader& r, Rule& rule) {
   RULES_READ(threshold, r.number("when_threshold"));
   if (!metric) {
     for (auto key : {"when_op", "when_threshold"}) {
-      if (r.has(key)) return fail(r.bad(key, "only applies with 'when_metric'"));
+      if (r.has(key)) return fail(r.invalid(key, "only applies with 'when_metric'"));
     }
     return {};
   }
   if (!op || !threshold)
     return fail(r.missing("when_op", "and 'when_threshold' with 'when_metric'"));
   auto parsed = parse_op(*op);
-  if (!parsed) return fail(r.bad("when_op", "must be one of >, >=, <, <=, ==, !="));
+  if (!parsed) return fail(r.invalid("when_op", "must be one of >, >=, <, <=, ==, !="));
   rule.when_metric = *metric;
   rule.when_op = *parsed;
   rule.when_threshold = *threshold;
   return {};
 }
 
-Status read_kind_specific(const RuleReader& r, Rule& rule, bool shorthand_window) {
+Status read_kind_specific(const TableReader& r, Rule& rule, bool shorthand_window) {
   const bool counter_kind = rule.kind == RuleKind::kRate || rule.kind == RuleKind::kIncrease;
   if (!counter_kind && r.has("window")) {
-    return fail(r.bad("window", "only applies to kind = \"rate\" or \"increase\""));
+    return fail(r.invalid("window", "only applies to kind = \"rate\" or \"increase\""));
   }
   if (rule.kind != RuleKind::kRate && r.has("per")) {
-    return fail(r.bad("per", "only applies to kind = \"rate\""));
+    return fail(r.invalid("per", "only applies to kind = \"rate\""));
   }
   if (rule.kind != RuleKind::kAbsence && r.has("expected_gpus")) {
-    return fail(r.bad("expected_gpus", "only applies to kind = \"absence\""));
+    return fail(r.invalid("expected_gpus", "only applies to kind = \"absence\""));
   }
   if (rule.kind == RuleKind::kAbsence) {
     for (auto key : {"op", "threshold", "threshold_metric", "threshold_offset", "clear",
                      "when_metric", "when_op", "when_threshold"}) {
-      if (r.has(key)) return fail(r.bad(key, "does not apply to kind = \"absence\""));
+      if (r.has(key)) return fail(r.invalid(key, "does not apply to kind = \"absence\""));
     }
     std::optional<double> expected;
     RULES_READ(expected, r.number("expected_gpus"));
@@ -190,12 +152,12 @@ Status read_kind_specific(const RuleReader& r, Rule& rule, bool shorthand_window
       // Range first: casting a double beyond unsigned's range is undefined.
       if (*expected < 1 || *expected > 1e6 ||
           *expected != static_cast<double>(static_cast<unsigned>(*expected))) {
-        return fail(r.bad("expected_gpus", "must be a whole number of at least 1"));
+        return fail(r.invalid("expected_gpus", "must be a whole number of at least 1"));
       }
       rule.expected_gpus = static_cast<unsigned>(*expected);
       if (!rule.metric.empty()) {
         return fail(
-            r.bad("metric", "cannot be combined with 'expected_gpus' (it reads gpu_count)"));
+            r.invalid("metric", "cannot be combined with 'expected_gpus' (it reads gpu_count)"));
       }
     } else if (rule.metric.empty()) {
       return fail(r.missing("metric", "(or 'expected_gpus')"));
@@ -209,7 +171,7 @@ Status read_kind_specific(const RuleReader& r, Rule& rule, bool shorthand_window
   RULES_READ(op, r.string("op"));
   if (!op) return fail(r.missing("op", "(one of >, >=, <, <=, ==, !=)"));
   auto parsed_op = parse_op(*op);
-  if (!parsed_op) return fail(r.bad("op", "must be one of >, >=, <, <=, ==, !="));
+  if (!parsed_op) return fail(r.invalid("op", "must be one of >, >=, <, <=, ==, !="));
   rule.op = *parsed_op;
   RULES_READ(rule.threshold, r.number("threshold"));
   std::optional<std::string> tm;
@@ -221,39 +183,39 @@ Status read_kind_specific(const RuleReader& r, Rule& rule, bool shorthand_window
   std::optional<double> offset;
   RULES_READ(offset, r.number("threshold_offset"));
   if (offset && rule.threshold_metric.empty()) {
-    return fail(r.bad("threshold_offset", "only applies with 'threshold_metric'"));
+    return fail(r.invalid("threshold_offset", "only applies with 'threshold_metric'"));
   }
   rule.threshold_offset = offset.value_or(0);
   CARDIAC_TRY(read_when(r, rule));
   RULES_READ(rule.clear, r.number("clear"));
   if (rule.clear) {
-    if (!rule.threshold) return fail(r.bad("clear", "needs a numeric 'threshold'"));
+    if (!rule.threshold) return fail(r.invalid("clear", "needs a numeric 'threshold'"));
     // The clear level must sit on the safe side of the threshold, else the alert would resolve
     // while its own condition still holds.
     const bool upward = rule.op == Op::kGt || rule.op == Op::kGe;
     const bool downward = rule.op == Op::kLt || rule.op == Op::kLe;
-    if (!upward && !downward) return fail(r.bad("clear", "needs op >, >=, < or <="));
+    if (!upward && !downward) return fail(r.invalid("clear", "needs op >, >=, < or <="));
     if ((upward && *rule.clear > *rule.threshold) || (downward && *rule.clear < *rule.threshold)) {
-      return fail(r.bad("clear", "must be on the clear side of 'threshold'"));
+      return fail(r.invalid("clear", "must be on the clear side of 'threshold'"));
     }
   }
   if (counter_kind && !shorthand_window) {
     std::optional<DurationNs> per, window;
-    RULES_READ(per, r.duration("per", false));
-    RULES_READ(window, r.duration("window", false));
+    RULES_READ(per, read_duration(r, "per", false));
+    RULES_READ(window, read_duration(r, "window", false));
     if (rule.kind == RuleKind::kRate) rule.per_ns = per.value_or(60 * kNsPerSec);
     rule.window_ns = window.value_or(rule.kind == RuleKind::kRate ? rule.per_ns : 60 * kNsPerSec);
   } else if (counter_kind) {
     for (auto key : {"per", "window"}) {
-      if (r.has(key)) return fail(r.bad(key, "is already given by the metric's [window]"));
+      if (r.has(key)) return fail(r.invalid(key, "is already given by the metric's [window]"));
     }
   }
   return {};
 }
 
 Result<Rule> read_rule(const toml::table& t, std::string_view origin, std::size_t index) {
-  RuleReader r(t, origin, index);
-  CARDIAC_TRY(r.check_keys());
+  const TableReader r(t, fmt::format("rule[{}]", index), origin);
+  CARDIAC_TRY(r.only(rule_keys()));
   Rule rule;
   rule.origin = r.origin();
   std::optional<std::string> s;
@@ -271,7 +233,8 @@ Result<Rule> read_rule(const toml::table& t, std::string_view origin, std::size_
     else if (*s == "increase")
       rule.kind = RuleKind::kIncrease;
     else
-      return fail(r.bad("kind", "must be \"threshold\", \"rate\", \"increase\" or \"absence\""));
+      return fail(
+          r.invalid("kind", "must be \"threshold\", \"rate\", \"increase\" or \"absence\""));
   }
   const bool explicit_kind = s.has_value();
   RULES_READ(s, r.string("metric"));
@@ -282,11 +245,11 @@ Result<Rule> read_rule(const toml::table& t, std::string_view origin, std::size_
   if (auto fn = counter_function(rule.metric)) {
     const RuleKind kind = fn->rate ? RuleKind::kRate : RuleKind::kIncrease;
     if (explicit_kind && rule.kind != kind) {
-      return fail(r.bad("metric", fmt::format("is a {} expression but kind = \"{}\"",
-                                              kind_name(kind), kind_name(rule.kind))));
+      return fail(r.invalid("metric", fmt::format("is a {} expression but kind = \"{}\"",
+                                                  kind_name(kind), kind_name(rule.kind))));
     }
     if (!fn->window || *fn->window <= 0) {
-      return fail(r.bad("metric", "needs a window such as [5m] inside the parentheses"));
+      return fail(r.invalid("metric", "needs a window such as [5m] inside the parentheses"));
     }
     rule.kind = kind;
     rule.metric = fn->name;
@@ -295,12 +258,12 @@ Result<Rule> read_rule(const toml::table& t, std::string_view origin, std::size_
     shorthand_window = true;
   }
   std::optional<DurationNs> for_ns;
-  RULES_READ(for_ns, r.duration("for", true));
+  RULES_READ(for_ns, read_duration(r, "for", true));
   rule.for_ns = for_ns.value_or(0);
   RULES_READ(s, r.string("severity"));
   if (s) {
     auto sev = parse_severity(*s);
-    if (!sev) return fail(r.bad("severity", "must be \"info\", \"warning\" or \"critical\""));
+    if (!sev) return fail(r.invalid("severity", "must be \"info\", \"warning\" or \"critical\""));
     rule.severity = *sev;
   }
   RULES_READ(s, r.string("scope"));
@@ -310,9 +273,9 @@ Result<Rule> read_rule(const toml::table& t, std::string_view origin, std::size_
     else if (*s == "host")
       rule.scope = Scope::kHost;
     else
-      return fail(r.bad("scope", "must be \"gpu\" or \"host\""));
+      return fail(r.invalid("scope", "must be \"gpu\" or \"host\""));
   }
-  RULES_READ(rule.labels, r.labels("labels"));
+  RULES_READ(rule.labels, read_labels(r, "labels"));
   RULES_READ(s, r.string("description"));
   rule.description = s.value_or("");
   CARDIAC_TRY(read_kind_specific(r, rule, shorthand_window));

@@ -38,30 +38,6 @@ std::vector<double> fairshare_factors(const Cluster& cluster, const std::vector<
 
 }  // namespace
 
-Order order_of(std::string_view name) {
-  if (name == "priority") return Order::kPriority;
-  if (name == "fairshare") return Order::kFairshare;
-  if (name == "sjf") return Order::kSjf;
-  if (name == "las") return Order::kLas;
-  return Order::kFcfs;
-}
-
-std::string_view order_name(Order o) {
-  switch (o) {
-    case Order::kPriority:
-      return "priority";
-    case Order::kFairshare:
-      return "fairshare";
-    case Order::kSjf:
-      return "sjf";
-    case Order::kLas:
-      return "las";
-    case Order::kFcfs:
-      break;
-  }
-  return "fcfs";
-}
-
 Ranking rank_jobs(const Cluster& cluster, const std::vector<Job>& pending, const Usage& usage,
                   const PolicyConfig& policy, Order order, TimeNs now, bool breakdown) {
   Ranking out;

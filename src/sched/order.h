@@ -2,18 +2,11 @@
 // Policy order of the pending jobs and their multifactor priority breakdown.
 #pragma once
 
-#include <string_view>
 #include <vector>
 
 #include "sched/sched.h"
 
 namespace cardiac::sched::detail {
-
-enum class Order { kFcfs, kPriority, kFairshare, kSjf, kLas };
-
-// Unknown names order like fcfs: parse_policy is where names are checked.
-Order order_of(std::string_view name);
-std::string_view order_name(Order o);
 
 struct Ranking {
   std::vector<unsigned> order;                // indices into `pending`, first to consider first

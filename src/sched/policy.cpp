@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Policy names: parsing "backfill:priority" and writing it back.
 #include <array>
+#include <optional>
 #include <string>
 
 #include "core/format.h"
@@ -10,16 +11,32 @@
 namespace cardiac::sched {
 namespace {
 
-constexpr std::array<std::string_view, 5> kOrders = {"fcfs", "priority", "fairshare", "sjf", "las"};
+struct OrderName {
+  Order order;
+  std::string_view name;
+};
 
-bool is_order(std::string_view s) {
-  for (std::string_view o : kOrders) {
-    if (o == s) return true;
-  }
-  return false;
-}
+constexpr std::array<OrderName, 5> kOrders = {{{Order::kFcfs, "fcfs"},
+                                               {Order::kPriority, "priority"},
+                                               {Order::kFairshare, "fairshare"},
+                                               {Order::kSjf, "sjf"},
+                                               {Order::kLas, "las"}}};
 
 }  // namespace
+
+std::string_view order_name(Order o) {
+  for (const OrderName& n : kOrders) {
+    if (n.order == o) return n.name;
+  }
+  return "fcfs";
+}
+
+std::optional<Order> parse_order(std::string_view name) {
+  for (const OrderName& n : kOrders) {
+    if (n.name == name) return n.order;
+  }
+  return std::nullopt;
+}
 
 Result<PolicyConfig> parse_policy(std::string_view text) {
   const std::string lower = to_lower(trim(text));
@@ -36,25 +53,25 @@ Result<PolicyConfig> parse_policy(std::string_view text) {
                        fmt::format("scheduling policy \"{}\"", text)));
   };
   if (name == "backfill") {
-    if (colon != std::string_view::npos && !is_order(base)) {
-      return bad(fmt::format("backfill cannot keep the order \"{}\"", base));
-    }
-    p.name = "backfill";
-    p.base = base.empty() ? "fcfs" : std::string(base);
+    p.backfill = true;
+    if (colon == std::string_view::npos) return p;
+    const std::optional<Order> order = parse_order(base);
+    if (!order) return bad(fmt::format("backfill cannot keep the order \"{}\"", base));
+    p.order = *order;
     return p;
   }
-  if (!is_order(name)) return bad(name.empty() ? "no policy named" : "unknown policy");
+  const std::optional<Order> order = parse_order(name);
+  if (!order) return bad(name.empty() ? "no policy named" : "unknown policy");
   if (colon != std::string_view::npos) {
     return bad(fmt::format("only backfill takes an order after ':'"));
   }
-  p.name = std::string(name);
-  p.base = p.name;
+  p.order = *order;
   return p;
 }
 
 std::string policy_text(const PolicyConfig& policy) {
-  if (policy.name == "backfill") return fmt::format("backfill:{}", policy.base);
-  return policy.name;
+  if (policy.backfill) return fmt::format("backfill:{}", order_name(policy.order));
+  return std::string(order_name(policy.order));
 }
 
 }  // namespace cardiac::sched

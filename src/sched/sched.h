@@ -128,12 +128,20 @@ struct Weights {  // Slurm multifactor weights
   bool favor_small = false;
 };
 
+// The order pending jobs are considered in: fcfs, priority (multifactor), fairshare (classic
+// 2^(-U/S) or Fair Tree order), sjf, las.
+enum class Order { kFcfs, kPriority, kFairshare, kSjf, kLas };
+
+// The policy's spelling of an order ("fairshare"); parse_order is its inverse, nullopt for an
+// unknown name. These and parse_policy/policy_text are the only places the names are written.
+std::string_view order_name(Order o);
+std::optional<Order> parse_order(std::string_view name);
+
 struct PolicyConfig {
-  // "fcfs", "priority" (multifactor), "fairshare" (classic 2^(-U/S) or Fair Tree order),
-  // "backfill" (EASY on `base`), "sjf", "las".
-  std::string name = "fcfs";
-  std::string base = "fcfs";  // for backfill: the order it keeps
-  bool fair_tree = true;      // fairshare factor from Fair Tree ranking (false: classic)
+  // Backfill (EASY) on top of `order`; without it the order is kept strictly.
+  bool backfill = false;
+  Order order = Order::kFcfs;
+  bool fair_tree = true;  // fairshare factor from Fair Tree ranking (false: classic)
   double dampening = 1;
   // For the caller's decay_usage; schedule() reads the usage as given.
   DurationNs half_life = 7 * 24 * 3600 * kNsPerSec;

@@ -125,7 +125,7 @@ struct Outcome {
   std::optional<unsigned> head;
   const std::optional<Plan>& plan;
   bool backfill = false;
-  detail::Order order = detail::Order::kFcfs;
+  Order order = Order::kFcfs;
 };
 
 void fill_reasons(const Cluster& cluster, const ClusterState& state,
@@ -135,7 +135,7 @@ void fill_reasons(const Cluster& cluster, const ClusterState& state,
   std::string behind;
   if (o.blocker) {
     const JobId b = pending[*o.blocker].id;
-    behind = fmt::format("behind job {} in {} order", b, detail::order_name(o.order));
+    behind = fmt::format("behind job {} in {} order", b, order_name(o.order));
     if (o.backfill) behind += fmt::format(" (job {} has no planned start)", b);
   }
   const std::string from = o.plan ? detail::when_text(o.plan->start, now) : "";
@@ -196,8 +196,8 @@ ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& c
                         const PolicyConfig& policy, TimeNs now,
                         const std::vector<JobId>& finished_ok) {
   ScheduleResult res;
-  const bool backfill = policy.name == "backfill";
-  const detail::Order order = detail::order_of(backfill ? policy.base : policy.name);
+  const bool backfill = policy.backfill;
+  const Order order = policy.order;
   detail::Ranking ranking =
       detail::rank_jobs(cluster, pending, usage, policy, order, now, policy.explain);
   res.order.reserve(pending.size());

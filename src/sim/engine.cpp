@@ -32,8 +32,7 @@ struct Event {
 };
 
 bool needs_usage(const sched::PolicyConfig& p) {
-  const std::string& order = p.name == "backfill" ? p.base : p.name;
-  return order == "priority" || order == "fairshare";
+  return p.order == sched::Order::kPriority || p.order == sched::Order::kFairshare;
 }
 
 class Engine {
@@ -261,7 +260,8 @@ void Engine::pass(TimeNs now) {
   dirty_ = false;
   // FCFS keeps strict submit order: jobs that arrive behind a blocked head cannot start, and
   // nothing starts while the head needs more GPUs than are idle.
-  if (blocked_ && cfg_.policy.name == "fcfs" && (only_arrivals_ || gpus_.idle < head_gpus_)) {
+  if (blocked_ && !cfg_.policy.backfill && cfg_.policy.order == sched::Order::kFcfs &&
+      (only_arrivals_ || gpus_.idle < head_gpus_)) {
     return;
   }
   // Nothing can start when no pending job fits in the idle GPUs: skip the pass (exclusive jobs
@@ -281,12 +281,12 @@ void Engine::pass(TimeNs now) {
   only_arrivals_ = true;
   ++acc_.passes;
   sched::PolicyConfig policy = cfg_.policy;
-  if (policy.name == "backfill" && cfg_.backfill_interval > 0) {
+  if (policy.backfill && cfg_.backfill_interval > 0) {
     if (now - last_backfill_ >= cfg_.backfill_interval) {
       last_backfill_ = now;
     } else {
       // Between backfill passes the base order runs alone; a wake-up brings backfill back.
-      policy.name = policy.base;
+      policy.backfill = false;
       if (!backfill_due_) {
         backfill_due_ = true;
         push(last_backfill_ + cfg_.backfill_interval, Ev::kBackfill, 0);

@@ -2,6 +2,9 @@
 // Incident rows.
 #include "store/incidents.h"
 
+#include "core/format.h"
+#include "nvml/gpu_json.h"
+
 namespace cardiac::store {
 
 Result<bool> open_incident(Db& db, const Incident& i) {
@@ -9,8 +12,8 @@ Result<bool> open_incident(Db& db, const Incident& i) {
       "INSERT OR IGNORE INTO incidents(gpu, uuid, pci_bus_id, kind, started_ns, evidence) "
       "VALUES (?, ?, ?, ?, ?, ?)");
   if (!st) return fail(st.error());
-  st->bind_all(static_cast<std::int64_t>(i.gpu), i.uuid, i.pci_bus_id, i.kind, i.started_ns,
-               i.evidence);
+  st->bind_all(static_cast<std::int64_t>(i.gpu), i.uuid, i.pci_bus_id,
+               nvml::device_health_name(i.kind), i.started_ns, i.evidence);
   CARDIAC_TRY(st->run());
   return db.changes() > 0;
 }
@@ -39,7 +42,9 @@ Result<std::vector<Incident>> incidents_since(const Db& db, TimeNs since) {
     i.gpu = static_cast<unsigned>(st->column_int64(1));
     i.uuid = st->column_text(2);
     i.pci_bus_id = st->column_text(3);
-    i.kind = st->column_text(4);
+    auto kind = nvml::device_health_from_name(st->column_text(4));
+    if (!kind) return fail(kind.error().with_context(fmt::format("incident {}", i.id)));
+    i.kind = *kind;
     i.started_ns = st->column_int64(5);
     i.ended_ns = st->column_opt_int64(6);
     i.evidence = st->column_text(7);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "nvml/gpu.h"
 #include "store/db.h"
 
 namespace cardiac::store {
@@ -17,7 +18,9 @@ struct Incident {
   unsigned gpu = 0;
   std::string uuid;
   std::string pci_bus_id;
-  std::string kind;  // the device health: "lost", "unresponsive", "reset_required", "error"
+  // The device health that opened it: lost, unresponsive, reset required or error. Stored and
+  // shown as nvml::device_health_name.
+  nvml::DeviceHealth kind = nvml::DeviceHealth::kError;
   TimeNs started_ns = 0;
   std::optional<TimeNs> ended_ns;
   std::string evidence;

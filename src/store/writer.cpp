@@ -9,7 +9,7 @@ namespace {
 
 // Metric names of the optional GPU fields, in gpu_fields.def order.
 constexpr std::array kGpuFieldNames = {
-#define CARDIAC_GPU_FIELD(member) std::string_view("gpu_" #member),
+#define CARDIAC_GPU_FIELD(member, ...) std::string_view("gpu_" #member),
 #include "nvml/gpu_fields.def"
 #undef CARDIAC_GPU_FIELD
 };
@@ -70,7 +70,7 @@ Status SampleWriter::append(std::string_view metric, std::optional<unsigned> gpu
 Status SampleWriter::push_gpu_fields(const nvml::GpuReading& g, TimeNs at) {
   std::size_t pos = 0;
   // Absent readings produce no row: a missing value must never read as 0.
-#define CARDIAC_GPU_FIELD(member)                                        \
+#define CARDIAC_GPU_FIELD(member, ...)                                   \
   if (g.member) {                                                        \
     auto& id = gpu_field_ids_[pos];                                      \
     if (!id) {                                                           \

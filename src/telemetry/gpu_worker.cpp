@@ -68,7 +68,7 @@ int run_gpu_worker(const WorkerOptions& options, const Clock& clock) {
   if (!system) {
     emit({{"type", "hello"},
           {"ok", false},
-          {"kind", system.error().kind},
+          {"kind", nvml::init_failure_kind(system.error())},
           {"message", system.error().message},
           {"library_path", (*lib)->path()}});
     return 0;

@@ -36,7 +36,7 @@ class StoreCli : public ::testing::Test {
     ASSERT_TRUE(w.flush());
     store::Incident i;
     i.gpu = 3;
-    i.kind = "lost";
+    i.kind = nvml::DeviceHealth::kLost;
     i.started_ns = now - 30 * kNsPerSec;
     ASSERT_TRUE(store::open_incident(*db, i));
   }

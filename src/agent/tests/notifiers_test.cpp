@@ -11,8 +11,8 @@ alerts::Alert firing(std::int64_t id, bool silenced) {
   alerts::Alert a;
   a.id = id;
   a.rule = "gpu_hot";
-  a.state = std::string(alerts::kStateFiring);
-  a.severity = "critical";
+  a.state = rules::AlertState::kFiring;
+  a.severity = Severity::kCritical;
   a.labels = {{"gpu", "1"}};
   a.description = "GPU 1 at 90 °C";
   a.started_ns = 10;
@@ -25,7 +25,7 @@ alerts::Alert firing(std::int64_t id, bool silenced) {
 
 TEST(Notifications, OnlyFiringUnsilencedAlertsAreSentAgain) {
   auto pending = firing(3, false);
-  pending.state = std::string(alerts::kStatePending);
+  pending.state = rules::AlertState::kPending;
   auto out = firing_notifications({firing(1, false), firing(2, true), pending}, "node-1");
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].status, "firing");

@@ -35,7 +35,7 @@ struct StoreFixture {
 
 kmsg::KernelEvent kernel_xid(int xid, TimeNs t) {
   kmsg::KernelEvent e;
-  e.kind = "xid";
+  e.kind = kmsg::EventKind::kXid;
   e.xid = xid;
   e.pci_bus_id = "0000:3b:00.0";
   e.time_ns = t;

@@ -69,7 +69,7 @@ TEST_F(AlertBookTest, PendingFiringResolvedNotifiesTwiceWithThreeHistoryRows) {
   EXPECT_TRUE(apply({tr(AlertState::kInactive, AlertState::kPending)}).empty());
   auto alerts = book_->list(false).value();
   ASSERT_EQ(alerts.size(), 1U);
-  EXPECT_EQ(alerts[0].state, "pending");
+  EXPECT_EQ(alerts[0].state, AlertState::kPending);
   const TimeNs started = clock_.now();
 
   clock_.advance(60 * kNsPerSec);
@@ -78,7 +78,7 @@ TEST_F(AlertBookTest, PendingFiringResolvedNotifiesTwiceWithThreeHistoryRows) {
   EXPECT_EQ(fired[0].status, ChangeStatus::kFiring);
   EXPECT_EQ(fired[0].alert_id, alerts[0].id);
   EXPECT_EQ(fired[0].rule, "gpu_hot");
-  EXPECT_EQ(fired[0].severity, "critical");
+  EXPECT_EQ(fired[0].severity, Severity::kCritical);
   EXPECT_EQ(fired[0].labels.at("gpu"), "0");
   EXPECT_EQ(fired[0].description, "GPU hot");
   EXPECT_EQ(fired[0].value, 91);
@@ -97,7 +97,7 @@ TEST_F(AlertBookTest, PendingFiringResolvedNotifiesTwiceWithThreeHistoryRows) {
 
   EXPECT_TRUE(book_->list(false).value().empty());
   const Alert a = book_->get(alerts[0].id).value();
-  EXPECT_EQ(a.state, "resolved");
+  EXPECT_EQ(a.state, AlertState::kResolved);
   EXPECT_EQ(a.started_ns, started);
   EXPECT_EQ(a.fired_ns, fired_at);
   EXPECT_EQ(a.resolved_ns, clock_.now());
@@ -115,7 +115,7 @@ TEST_F(AlertBookTest, PendingThatClearsIsClosedWithoutNotice) {
   apply({tr(AlertState::kInactive, AlertState::kPending)});
   EXPECT_TRUE(apply({tr(AlertState::kPending, AlertState::kInactive)}).empty());
   EXPECT_TRUE(book_->list(false).value().empty());
-  EXPECT_EQ(book_->list(true).value().at(0).state, "inactive");
+  EXPECT_EQ(book_->list(true).value().at(0).state, AlertState::kInactive);
 }
 
 TEST_F(AlertBookTest, RefireAfterResolveIsANewAlert) {
@@ -163,6 +163,16 @@ TEST_F(AlertBookTest, RestartRestoresOpenAlertsAndResolveStillWorks) {
   EXPECT_EQ(resolved[0].status, ChangeStatus::kResolved);
 }
 
+TEST_F(AlertBookTest, AStoredStateOrSeverityItDoesNotKnowIsAnErrorNamingTheAlert) {
+  ASSERT_TRUE(
+      db_->exec("INSERT INTO alerts(rule, labels_json, state, severity, started_ns) "
+                "VALUES ('odd', '{}', 'exploded', 'warning', 1)"));
+  auto listed = book_->list(true);
+  ASSERT_FALSE(listed);
+  EXPECT_NE(listed.error().what().find("unknown state \"exploded\""), std::string::npos)
+      << listed.error().what();
+}
+
 TEST_F(AlertBookTest, LoadFingerprintsRowsFromBeforeTheColumn) {
   ASSERT_TRUE(
       db_->exec("INSERT INTO alerts(rule, labels_json, state, severity, started_ns) "
@@ -180,7 +190,7 @@ TEST_F(AlertBookTest, AckMarksButKeepsFiring) {
   clock_.advance(5 * kNsPerSec);
   auto a = book_->ack(id, "alice");
   ASSERT_TRUE(a) << a.error().what();
-  EXPECT_EQ(a->state, "firing");
+  EXPECT_EQ(a->state, AlertState::kFiring);
   EXPECT_EQ(a->acked_by, "alice");
   EXPECT_EQ(a->acked_ns, clock_.now());
   EXPECT_EQ(to_json(*a)["acked_by"], "alice");
@@ -203,7 +213,7 @@ TEST_F(AlertBookTest, SilenceByRuleMarksChangesUntilItExpires) {
   auto c = apply({tr(AlertState::kInactive, AlertState::kFiring)});
   ASSERT_EQ(c.size(), 1U);
   EXPECT_TRUE(c[0].silenced);  // stored and changed state, but not to be notified
-  EXPECT_EQ(book_->get(c[0].alert_id).value().state, "firing");
+  EXPECT_EQ(book_->get(c[0].alert_id).value().state, AlertState::kFiring);
   EXPECT_TRUE(book_->list(false).value().at(0).silenced);
   auto other = apply({tr(AlertState::kInactive, AlertState::kFiring, "0", "gpu_ecc")});
   EXPECT_FALSE(other.at(0).silenced);
@@ -292,9 +302,7 @@ window = "1h"
     rules::RuleEngine e(rules::parse_rules(kRules, "test.toml").value());
     const auto open = book_->load().value();
     for (const Alert& a : open) {
-      EXPECT_TRUE(e.adopt(a.rule, a.labels,
-                          a.state == kStateFiring ? AlertState::kFiring : AlertState::kPending,
-                          a.started_ns, a.last_value.value_or(0)))
+      EXPECT_TRUE(e.adopt(a.rule, a.labels, a.state, a.started_ns, a.last_value.value_or(0)))
           << a.rule;
     }
     return e;

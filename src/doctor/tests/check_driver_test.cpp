@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/format.h"
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
 #include "host/host.h"
 #include "platform/fs.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
 #include "doctor/kernel_log.h"
 #include "platform/fs.h"
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "doctor/checks.h"
-#include "doctor/probe.h"
+#include "doctor/checks/checks.h"
+#include "doctor/live/probe.h"
 #include "doctor/tests/lossy_responder.h"
 
 namespace cardiac::doctor {

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
 
 namespace cardiac::doctor {
 namespace {

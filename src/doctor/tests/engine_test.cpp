@@ -3,7 +3,7 @@
 // joined from NVML, the PCI bus and the kernel log.
 #include <gtest/gtest.h>
 
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
 #include "doctor/gpu_map.h"
 
 namespace cardiac::doctor {
@@ -60,7 +60,7 @@ TEST(Engine, GpuMapJoinsNvmlPciBusAndKernelLog) {
   h.pci = scan;
   in.host_samples.push_back(h);
   kmsg::KernelEvent map;
-  map.kind = "gpu_map";
+  map.kind = kmsg::EventKind::kGpuMap;
   map.pci_bus_id = "0000:3b:00.0";
   map.uuid = "GPU-bbbb";
   map.serial = "1654922001234";
@@ -79,7 +79,7 @@ TEST(Engine, GpuMapJoinsNvmlPciBusAndKernelLog) {
   Report r = diagnose(in);
   EXPECT_EQ(r.gpus.size(), 2U);
   ASSERT_EQ(r.events.size(), 1U);
-  EXPECT_EQ(r.events[0].kind, "gpu_map");
+  EXPECT_EQ(r.events[0].kind, kmsg::EventKind::kGpuMap);
 }
 
 TEST(Engine, ProbeStatistics) {

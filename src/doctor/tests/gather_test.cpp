@@ -7,8 +7,8 @@
 #include <fstream>
 
 #include "core/clock.h"
-#include "doctor/checks.h"
-#include "doctor/gather.h"
+#include "doctor/checks/checks.h"
+#include "doctor/live/gather.h"
 #include "store/events.h"
 #include "store/schema.h"
 #include "store/writer.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/format.h"
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
 #include "host/pci.h"
 #include "nvml/gpu_json.h"
 #include "nvml/pci.h"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/format.h"
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
 #include "doctor/decompress.h"
 #include "doctor/kernel_log.h"
 
@@ -47,7 +47,8 @@ class TempDir : public ::testing::Test {
 std::vector<std::string> kinds(const KernelLog& log) {
   std::vector<std::string> out;
   for (const auto& e : log.events) {
-    out.push_back(e.kind + (e.xid ? std::to_string(*e.xid) : std::string()));
+    out.push_back(std::string(kmsg::event_kind_name(e.kind)) +
+                  (e.xid ? std::to_string(*e.xid) : std::string()));
   }
   return out;
 }

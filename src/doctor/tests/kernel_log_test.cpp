@@ -146,7 +146,7 @@ std::vector<std::string> wrappers(std::string_view message) {
 void expect_golden(const Golden& g, const KernelLog& log, const std::string& text) {
   ASSERT_EQ(log.events.size(), 1u) << text;
   const auto& e = log.events[0];
-  EXPECT_EQ(e.kind, g.kind) << text;
+  EXPECT_EQ(kmsg::event_kind_name(e.kind), g.kind) << text;
   EXPECT_EQ(e.xid, g.xid) << text;
   EXPECT_EQ(e.pci_bus_id, g.bus) << text;
   EXPECT_EQ(e.pid, g.pid) << text;
@@ -237,7 +237,7 @@ TEST(KernelLog, MultiLineFallenOffTheBusInEveryShape) {
   for (const auto& text : {dmesg, records, kmsg, json, rsyslog}) {
     auto log = parse_kernel_log(text, {});
     ASSERT_EQ(log.events.size(), 1u) << text;
-    EXPECT_EQ(log.events[0].kind, "fallen_off_bus") << text;
+    EXPECT_EQ(log.events[0].kind, kmsg::EventKind::kFallenOffBus) << text;
     EXPECT_EQ(log.events[0].pci_bus_id, "0000:3b:00.0") << text;
     EXPECT_EQ(log.events[0].message, expected) << text;
     EXPECT_EQ(log.recognised_lines, log.lines) << text;
@@ -287,7 +287,7 @@ TEST(KernelLog, AerDetailLinesAreContext) {
       "[74889.644138] NVRM: Xid (PCI:0000:02:00): 79, GPU has fallen off the bus.\n",
       {});
   ASSERT_EQ(log.events.size(), 2u);
-  EXPECT_EQ(log.events[0].kind, "aer");
+  EXPECT_EQ(log.events[0].kind, kmsg::EventKind::kAer);
   EXPECT_EQ(log.events[0].severity, "uncorrected_fatal");
   EXPECT_EQ(log.events[1].xid, 79);
   ASSERT_EQ(log.context.size(), 1u);
@@ -328,7 +328,7 @@ TEST(KernelLog, HungTaskTraceIsContextUntilAnUnrelatedLine) {
   ASSERT_TRUE(log) << log.error().what();
   std::optional<std::size_t> hung;
   for (std::size_t i = 0; i < log->events.size(); ++i) {
-    if (log->events[i].kind == "hung_task") hung = i;
+    if (log->events[i].kind == kmsg::EventKind::kHungTask) hung = i;
   }
   ASSERT_TRUE(hung);
   EXPECT_EQ(log->events[*hung].process, "nvidia-smi");

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests for the probes: target syntax, the default-route parsers, and live probes that talk
 // only to loopback peers started here (a lossy UDP echo, a TCP acceptor, a refused port).
-#include "doctor/probe.h"
+#include "doctor/live/probe.h"
 
 #include <gtest/gtest.h>
 

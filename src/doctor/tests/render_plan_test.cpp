@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "doctor/checks.h"
-#include "doctor/render.h"
+#include "doctor/checks/checks.h"
+#include "doctor/render/render.h"
 
 namespace cardiac::doctor {
 namespace {

@@ -6,8 +6,8 @@
 #include <regex>
 
 #include "core/strings.h"
-#include "doctor/charts.h"
-#include "doctor/render.h"
+#include "doctor/render/charts.h"
+#include "doctor/render/render.h"
 
 namespace cardiac::doctor {
 namespace {
@@ -84,7 +84,7 @@ Finding host_note() {
 
 kmsg::KernelEvent xid_event() {
   kmsg::KernelEvent e;
-  e.kind = "xid";
+  e.kind = kmsg::EventKind::kXid;
   e.xid = 79;
   e.pci_bus_id = "0000:3b:00";  // the Xid line's form, without the function
   e.pid = 1234;
@@ -97,7 +97,7 @@ kmsg::KernelEvent xid_event() {
 
 kmsg::KernelEvent aer_event() {
   kmsg::KernelEvent e;
-  e.kind = "aer";
+  e.kind = kmsg::EventKind::kAer;
   e.xid = 5;  // a stray value must not be written as an Xid
   e.pci_bus_id = "0000:3b:00.0";
   e.severity = "corrected";
@@ -275,7 +275,7 @@ TEST(DoctorJson, EventsContract) {
   EXPECT_EQ(m["compute_instance"], 1);
   EXPECT_TRUE(m["pci_bus_id"].is_null());
   kmsg::KernelEvent sxid;
-  sxid.kind = "sxid";
+  sxid.kind = kmsg::EventKind::kSxid;
   sxid.xid = 12028;
   EXPECT_EQ(event_to_json(sxid)["xid"], 12028);
 }
@@ -292,7 +292,7 @@ TEST(DoctorJson, NoEmptyStringsForAbsentValues) {
   r.findings.push_back(f);
   r.gpus.push_back(f.gpu);
   kmsg::KernelEvent e;
-  e.kind = "hung_task";
+  e.kind = kmsg::EventKind::kHungTask;
   r.events.push_back(e);
   std::vector<std::string> empty;
   collect_empty_keys(to_json(r), empty);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests for the Xid catalog: coverage of the reference table, the doctor's classes, lookups.
-#include "doctor/xid_catalog.h"
+#include "doctor/checks/xid_catalog.h"
 
 #include <gtest/gtest.h>
 

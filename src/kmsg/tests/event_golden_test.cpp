@@ -303,7 +303,7 @@ TEST(Classify, GoldenReferenceLines) {
   for (const auto& g : kGolden) {
     auto e = classify_line(g.line, 2024);
     ASSERT_TRUE(e) << g.line;
-    EXPECT_EQ(e->kind, g.kind) << g.line;
+    EXPECT_EQ(event_kind_name(e->kind), g.kind) << g.line;
     EXPECT_EQ(e->xid, g.xid) << g.line;
     EXPECT_EQ(e->pci_bus_id, g.bus) << g.line;
     EXPECT_EQ(e->pid, g.pid) << g.line;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 namespace cardiac::kmsg {
@@ -43,7 +44,7 @@ TEST(Classify, MigSuffix) {
 TEST(Classify, GpuMapCarriesUuid) {
   auto e = classify("NVRM: GPU at PCI:0000:3b:00: GPU-2b7f1ab2-6f5c-4b7e-9c1e-0a1b2c3d4e5f");
   ASSERT_TRUE(e);
-  EXPECT_EQ(e->kind, "gpu_map");
+  EXPECT_EQ(e->kind, EventKind::kGpuMap);
   EXPECT_EQ(e->pci_bus_id, "0000:3b:00.0");
   EXPECT_EQ(e->uuid, "GPU-2b7f1ab2-6f5c-4b7e-9c1e-0a1b2c3d4e5f");
   e = classify("NVRM: GPU at PCI:1018:01:00: GPU-00000000-1111-2222-3333-444444444444");
@@ -63,7 +64,7 @@ TEST(Classify, FabricManagerErrors) {
       "[Jun 13 2023 06:08:36] [ERROR] [tid 1008] detected NVSwitch fatal error 20034 on fid 0 on "
       "NVSwitch pci bus id 00000000:c4:00.0 physical id 3 port 42");
   ASSERT_TRUE(e);
-  EXPECT_EQ(e->kind, "fabric_manager");
+  EXPECT_EQ(e->kind, EventKind::kFabricManager);
   EXPECT_EQ(e->severity, "fatal");
   EXPECT_EQ(e->xid, 20034);
   EXPECT_EQ(e->pci_bus_id, "0000:c4:00.0");
@@ -156,6 +157,30 @@ TEST(Classify, NormalizeKernelBusId) {
   EXPECT_EQ(normalize_kernel_bus_id("garbage"), "");
   EXPECT_EQ(normalize_kernel_bus_id(""), "");
   EXPECT_EQ(normalize_kernel_bus_id("0000:3b:40.0"), "");
+}
+
+// The names are what JSON, the store and reports carry: each kind has its own, read back. The
+// enumerators are in name order, which the doctor's grouping relies on for its report order.
+TEST(EventKindName, EveryKindHasItsOwnNameReadBackInNameOrder) {
+  const EventKind all[] = {EventKind::kAer,          EventKind::kFabricManager,
+                           EventKind::kFallenOffBus, EventKind::kGpuMap,
+                           EventKind::kGspTimeout,   EventKind::kHungTask,
+                           EventKind::kIb,           EventKind::kInitFailure,
+                           EventKind::kNvlink,       EventKind::kResetRequired,
+                           EventKind::kSxid,         EventKind::kXid};
+  std::set<std::string_view> names;
+  for (std::size_t i = 0; i < std::size(all); ++i) {
+    const EventKind k = all[i];
+    EXPECT_EQ(static_cast<std::size_t>(k), i) << event_kind_name(k);
+    EXPECT_EQ(parse_event_kind(event_kind_name(k)), k) << event_kind_name(k);
+    EXPECT_TRUE(names.insert(event_kind_name(k)).second) << event_kind_name(k);
+    if (i > 0) {
+      EXPECT_LT(event_kind_name(all[i - 1]), event_kind_name(k));
+    }
+  }
+  EXPECT_EQ(event_kind_name(EventKind::kFallenOffBus), "fallen_off_bus");
+  EXPECT_EQ(parse_event_kind("kmsg"), std::nullopt);
+  EXPECT_EQ(parse_event_kind("XID"), std::nullopt);
 }
 
 }  // namespace

@@ -85,7 +85,7 @@ TEST_F(FileTail, TruncationStartsOver) {
   auto ev = r.poll();
   ASSERT_TRUE(ev);
   ASSERT_EQ(ev->size(), 1u);
-  EXPECT_EQ((*ev)[0].kind, "hung_task");
+  EXPECT_EQ((*ev)[0].kind, EventKind::kHungTask);
   EXPECT_EQ(r.counters().truncations, 1u);
 }
 
@@ -167,7 +167,7 @@ TEST_F(KmsgStandIn, EscapedMultiLinePrintIsClassifiedAsOneLine) {
   auto ev = r.poll();
   ASSERT_TRUE(ev) << ev.error().what();
   ASSERT_EQ(ev->size(), 1u);
-  EXPECT_EQ((*ev)[0].kind, "fallen_off_bus");
+  EXPECT_EQ((*ev)[0].kind, EventKind::kFallenOffBus);
   EXPECT_EQ((*ev)[0].pci_bus_id, "0000:3b:00.0");
   EXPECT_EQ((*ev)[0].message,
             "The NVIDIA GPU 0000:3b:00.0 (PCI ID: 10de:2330) installed in this system has fallen "
@@ -215,12 +215,12 @@ TEST_F(KmsgStandIn, FifoDeliversRecordsAndEagainEndsPoll) {
   auto ev = r.poll();  // ends on EAGAIN with the writer still open
   ASSERT_TRUE(ev) << ev.error().what();
   ASSERT_EQ(ev->size(), 1u);
-  EXPECT_EQ((*ev)[0].kind, "xid");
+  EXPECT_EQ((*ev)[0].kind, EventKind::kXid);
   ASSERT_EQ(::write(w, half.data() + 10, half.size() - 10), static_cast<ssize_t>(half.size() - 10));
   ev = r.poll();
   ASSERT_TRUE(ev);
   ASSERT_EQ(ev->size(), 1u);
-  EXPECT_EQ((*ev)[0].kind, "fallen_off_bus");
+  EXPECT_EQ((*ev)[0].kind, EventKind::kFallenOffBus);
   EXPECT_EQ(r.counters().lines, 3u);
   ::close(w);
 }

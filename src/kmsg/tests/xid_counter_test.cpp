@@ -49,14 +49,14 @@ TEST(XidCounter, RepeatsFromOneSourceAreDistinctAndPairOneToOne) {
 TEST(XidCounter, RecordsKernelEventsAndListsCounts) {
   XidCounter c;
   KernelEvent e;
-  e.kind = "xid";
+  e.kind = EventKind::kXid;
   e.xid = 119;
   e.pci_bus_id = "0000:61:00.0";
   EXPECT_TRUE(c.record(e, kT0));
   e.time_ns = kT0 + 10 * kNsPerSec;
   EXPECT_TRUE(c.record(e, 0));
   KernelEvent aer;
-  aer.kind = "aer";
+  aer.kind = EventKind::kAer;
   EXPECT_FALSE(c.record(aer, kT0));
   auto all = c.counts();
   ASSERT_EQ(all.size(), 1u);

@@ -4,9 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace cardiac::metrics {
 namespace {
@@ -118,10 +121,26 @@ TEST(Registry, EveryGpuFieldIsExportedOrDeliberatelyNot) {
     std::string s(m.source);
     if (s.starts_with("GpuReading.")) sources.insert(s.substr(11, s.find(' ') - 11));
   }
-#define CARDIAC_GPU_FIELD(member) \
+#define CARDIAC_GPU_FIELD(member, ...) \
   EXPECT_TRUE(sources.count(#member) + not_exported.count(#member) == 1) << #member;
 #include "nvml/gpu_fields.def"
 #undef CARDIAC_GPU_FIELD
+}
+
+// The table of docs/metrics.md is the generated one, row for row and in order: a field added to
+// gpu_fields.def, or a row moved, shows here until the page is regenerated.
+TEST(Registry, TheMetricsPageTableIsTheGeneratedOne) {
+  auto rows = [](std::istream& in) {
+    std::vector<std::string> out;
+    for (std::string line; std::getline(in, line);) {
+      if (line.starts_with("| `")) out.push_back(line);
+    }
+    return out;
+  };
+  std::ifstream page(std::string(CARDIAC_SOURCE_DIR) + "/docs/metrics.md");
+  ASSERT_TRUE(page) << "docs/metrics.md";
+  std::istringstream generated(metrics_reference_markdown());
+  EXPECT_EQ(rows(page), rows(generated));
 }
 
 TEST(Registry, MarkdownListsEveryEntry) {

@@ -81,8 +81,18 @@ TEST(Reader, InitFailureExplainsTheNextStep) {
   Reader reader(**lib, clock);
   auto sys = reader.init();
   ASSERT_FALSE(sys);
-  EXPECT_EQ(sys.error().kind, "version_mismatch");
+  EXPECT_EQ(nvml::init_failure_kind(sys.error()), "version_mismatch");
   EXPECT_NE(sys.error().message.find("upgraded without a reboot"), std::string::npos);
+}
+
+// The worker reports these names; the collector, the agent's /healthz, the nvml_unavailable
+// alert and `cardiac status` branch on them.
+TEST(Reader, InitFailureKindComesFromTheErrorCode) {
+  EXPECT_EQ(init_failure_kind(Error::not_found("x")), "driver_not_loaded");
+  EXPECT_EQ(init_failure_kind(Error::unsupported("x")), "version_mismatch");
+  EXPECT_EQ(init_failure_kind(Error{ErrorCode::kPermission, "x", ""}), "no_permission");
+  EXPECT_EQ(init_failure_kind(Error::unavailable("x")), "init_failed");
+  EXPECT_EQ(init_failure_kind(Error::io("/dev/nvidiactl", 5)), "init_failed");
 }
 
 TEST(ReturnCodes, NamesRoundTrip) {

@@ -378,5 +378,15 @@ threshold = 1
   ASSERT_EQ(e.take_errors().size(), 1u);
 }
 
+TEST(AlertStateName, EveryStateReadsBackAndOtherTextIsRefused) {
+  for (AlertState st :
+       {AlertState::kInactive, AlertState::kPending, AlertState::kFiring, AlertState::kResolved}) {
+    EXPECT_EQ(parse_alert_state(alert_state_name(st)), st) << alert_state_name(st);
+  }
+  EXPECT_EQ(alert_state_name(AlertState::kFiring), "firing");
+  EXPECT_EQ(parse_alert_state("Firing"), std::nullopt);
+  EXPECT_EQ(parse_alert_state(""), std::nullopt);
+}
+
 }  // namespace
 }  // namespace cardiac::rules

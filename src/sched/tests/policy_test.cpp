@@ -11,8 +11,8 @@ TEST(ParsePolicy, PlainNamesKeepTheirOwnOrder) {
   for (const char* name : {"fcfs", "priority", "fairshare", "sjf", "las"}) {
     auto p = parse_policy(name);
     ASSERT_TRUE(p) << name;
-    EXPECT_EQ(p->name, name);
-    EXPECT_EQ(p->base, name);
+    EXPECT_FALSE(p->backfill);
+    EXPECT_EQ(order_name(p->order), name);
     EXPECT_EQ(policy_text(*p), name);
   }
 }
@@ -20,17 +20,26 @@ TEST(ParsePolicy, PlainNamesKeepTheirOwnOrder) {
 TEST(ParsePolicy, BackfillDefaultsToFcfsOrder) {
   auto p = parse_policy("backfill");
   ASSERT_TRUE(p);
-  EXPECT_EQ(p->name, "backfill");
-  EXPECT_EQ(p->base, "fcfs");
+  EXPECT_TRUE(p->backfill);
+  EXPECT_EQ(p->order, Order::kFcfs);
   EXPECT_EQ(policy_text(*p), "backfill:fcfs");
 }
 
 TEST(ParsePolicy, BackfillTakesAnOrderCaseAndSpacesIgnored) {
   auto p = parse_policy("  Backfill : Priority ");
   ASSERT_TRUE(p);
-  EXPECT_EQ(p->name, "backfill");
-  EXPECT_EQ(p->base, "priority");
+  EXPECT_TRUE(p->backfill);
+  EXPECT_EQ(p->order, Order::kPriority);
   EXPECT_EQ(policy_text(*p), "backfill:priority");
+}
+
+TEST(ParseOrder, EveryNameReadsBackAndUnknownNamesAreRefused) {
+  for (Order o : {Order::kFcfs, Order::kPriority, Order::kFairshare, Order::kSjf, Order::kLas}) {
+    EXPECT_EQ(parse_order(order_name(o)), o) << order_name(o);
+  }
+  EXPECT_EQ(parse_order("backfill"), std::nullopt);
+  EXPECT_EQ(parse_order("FCFS"), std::nullopt);
+  EXPECT_EQ(parse_order(""), std::nullopt);
 }
 
 TEST(ParsePolicy, ErrorsNameTheText) {

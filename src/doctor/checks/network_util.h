@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Private to the network check: what check_network.cpp (probes, the verdict, DNS) and
-// check_nic.cpp (this host's NICs) share.
+// Private to the network check: what network.cpp (probes, the verdict, DNS) and
+// nic.cpp (this host's NICs) share.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
 
 namespace cardiac::doctor::network_detail {
 

@@ -6,8 +6,8 @@
 #include <set>
 
 #include "core/units.h"
-#include "doctor/check_util.h"
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
+#include "doctor/checks/util.h"
 
 namespace cardiac::doctor {
 namespace {

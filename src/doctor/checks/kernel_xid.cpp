@@ -1,61 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
-// The kernel-log check, part one: Xids (catalog, follow-on chains, escalation across boots)
-// and the driver's non-Xid GPU messages. Part two is check_kernel_other.cpp.
-//
-// Finding ids. They are stable keys: add_cross_check_plans (cross_check.cpp) attaches the
-// swap plan to xid.79, xid.48, xid.95, xid.119, xid.74, xid.140, xid.62, xid.64 and
-// kernel.fallen_off_bus by id, and to any finding that is critical + hardware — which is how
-// an escalated Xid (94, 13, 109, … back after a reboot) and xid.120/.143 get one too.
-//   xid.<N>                one per (GPU, Xid N) root cause. Category, severity and actions come
-//                          from xid_catalog; escalated to critical/hardware when the same Xid
-//                          comes back after a reboot (app Xids 13/31/43: hardware/warning when
-//                          they survive a reboot or hit 3+ programs). Follow-ons (45, 154) fold
-//                          into the Xid before them on that GPU; Xid 79 also tells the fatal
-//                          AER (Surprise Down) that preceded it, and the probe's own line.
-//   kernel.fallen_off_bus  hardware/critical: the probe's "fallen off the bus" with no Xid 79
-//   kernel.gsp_timeout     driver/critical: GSP RPC timeouts with no Xid 119/120 on that GPU
-//   kernel.init_failure    driver/critical (hardware when the GPU also fell off the bus)
-//   kernel.reset_required  driver/critical: the driver says the GPU needs a reset
-//   kernel.aer             hardware: PCIe AER; critical (uncorrected fatal), warning
-//                          (non-fatal, or a steady corrected rate), info (a few corrected)
-//   kernel.hung_task       driver/critical: tasks blocked inside the nvidia module
-//   kernel.hung_task.other resources/warning: other blocked tasks (I/O, NFS, memory)
-//   kernel.sxid            hardware: NVSwitch SXid; critical when fatal, else warning
-//   kernel.fabric_manager  Fabric Manager errors: hardware/critical when an NVSwitch fatal
-//                          error is named, else driver/warning
-//   kernel.nvlink          hardware: non-Xid NVLink errors; critical when fatal, else warning
-//   kernel.ib              network: mlx5 NIC errors (critical: fatal/health) and link downs
+// Xids: one finding per (GPU, Xid) root cause with the catalog's category, severity and steps,
+// follow-ons (45, 154) folded into the Xid before them, escalation when the same Xid comes back
+// after a reboot, the driver lines that tell the same story, and the fatal AER before Xid 79.
 #include <algorithm>
+#include <cctype>
 #include <map>
+#include <optional>
 #include <set>
+#include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "core/format.h"
 #include "core/time.h"
-#include "doctor/check_kernel_util.h"
-#include "doctor/checks.h"
+#include "doctor/checks/kernel_analysis.h"
+#include "doctor/checks/xid_catalog.h"
 #include "doctor/kernel_log.h"
-#include "doctor/xid_catalog.h"
+#include "health/faults.h"
+#include "kmsg/context.h"
 #include "kmsg/record.h"
 
-namespace cardiac::doctor {
+namespace cardiac::doctor::kernel_detail {
 namespace {
 
-using namespace kernel_detail;
-
 constexpr DurationNs kFollowWindow = 300 * kNsPerSec;  // a follow-on comes within minutes
-constexpr DurationNs kAerWindow = 60 * kNsPerSec;      // Surprise Down → Xid 79
-
-struct XidGroup {
-  std::string bus;
-  int xid = 0;
-  std::vector<std::size_t> roots;
-  std::vector<std::size_t> follow_ons;  // 45, 154 after this Xid
-  std::vector<std::size_t> related;     // non-Xid driver lines about the same fault
-  std::vector<const AerIncident*> aer;  // the PCIe story before it (Xid 79)
-};
-
-using GroupMap = std::map<std::pair<std::string, int>, XidGroup>;
 
 // The Xid a follow-on names as its cause: "… (caused by previous Xid 31)", the phrase of
 // NVIDIA's catalog for Xid 45 (shared/reference/xid-and-kmsg.md, section 7); nullopt when the
@@ -76,12 +45,14 @@ std::optional<int> caused_by_xid(std::string_view message) {
   return n;
 }
 
+}  // namespace
+
 GroupMap group_xids(const Analysis& a) {
   GroupMap groups;
   std::map<std::string, std::pair<std::size_t, int>> last_root;  // bus → (event, xid)
   for (std::size_t i = 0; i < a.in.events.size(); ++i) {
     const auto& e = a.ev(i);
-    if (e.kind != "xid" || !e.xid) continue;
+    if (e.kind != kmsg::EventKind::kXid || !e.xid) continue;
     const int code = *e.xid;
     const XidInfo info = lookup_xid(code);
     if (info.follow_on) {
@@ -129,10 +100,10 @@ std::vector<std::size_t> fold_related(const Analysis& a, GroupMap& groups) {
   for (std::size_t i = 0; i < a.in.events.size(); ++i) {
     const auto& e = a.ev(i);
     std::vector<int> hosts;
-    if (e.kind == "fallen_off_bus")
+    if (e.kind == kmsg::EventKind::kFallenOffBus)
       hosts = health::xids_of_class(health::FaultClass::kFallenOffBus);
-    if (e.kind == "gsp_timeout") hosts = {119, 120};
-    if (e.kind == "reset_required") hosts = reset_line_hosts();
+    if (e.kind == kmsg::EventKind::kGspTimeout) hosts = {119, 120};
+    if (e.kind == kmsg::EventKind::kResetRequired) hosts = reset_line_hosts();
     if (hosts.empty()) continue;
     bool folded = false;
     for (int x : hosts) {
@@ -145,17 +116,6 @@ std::vector<std::size_t> fold_related(const Analysis& a, GroupMap& groups) {
     if (!folded) rest.push_back(i);
   }
   return rest;
-}
-
-std::string aer_story(const AerIncident& inc) {
-  std::string port = inc.reporter.empty() ? inc.device : inc.reporter;
-  std::string what = inc.details.empty() ? std::string("an uncorrected fatal error")
-                                         : fmt::format("{}", fmt::join(inc.details, ", "));
-  return fmt::format(
-      " Just before, PCIe port {} reported {} (AER, uncorrected fatal){}: the PCIe link to the GPU "
-      "went down first, then the driver lost the GPU. A link that drops like this points at power, "
-      "the slot or riser, or the card.",
-      port, what, inc.linked_by == "sysfs" ? ", and sysfs shows this GPU behind it" : "");
 }
 
 // Fatal AER incidents on the link to `bus` shortly before event `at`.
@@ -171,16 +131,6 @@ void attach_aer(const Analysis& a, std::vector<AerIncident>& aer, XidGroup& g) {
       }
     }
   }
-}
-
-std::vector<std::size_t> hung_nvidia_tasks(const Analysis& a, std::size_t boot) {
-  std::vector<std::size_t> out;
-  for (std::size_t i = 0; i < a.in.events.size(); ++i) {
-    const auto& e = a.ev(i);
-    if (e.kind != "hung_task" || a.boot_of[i] != boot) continue;
-    if (trace_through_nvidia(a.context(i)) || e.process.rfind("nvidia", 0) == 0) out.push_back(i);
-  }
-  return out;
 }
 
 Finding xid_finding(const Analysis& a, const XidGroup& g) {
@@ -309,124 +259,4 @@ Finding xid_finding(const Analysis& a, const XidGroup& g) {
   return f;
 }
 
-Finding fallen_finding(const Analysis& a, const std::string& bus,
-                       const std::vector<std::size_t>& events, std::vector<AerIncident>& aer) {
-  Finding f;
-  f.id = "kernel.fallen_off_bus";
-  f.gpu = a.map.by_bus_id(bus);
-  f.category = Category::kHardware;
-  f.severity = Severity::kCritical;
-  f.confidence = Confidence::kHigh;
-  const std::string label = bus.empty() ? "A GPU" : gpu_label(f.gpu);
-  f.title = bus.empty() ? "A GPU has fallen off the bus" : "Fallen off the bus";
-  f.explanation = fmt::format(
-      "The driver reported {} {}{} that the GPU no longer answers on PCIe (its registers read "
-      "all ones): the link to it is down and nothing can use it until the machine reboots.",
-      label, times_text(events.size()), span_text(a, events));
-  for (auto& inc : aer) {
-    if (inc.folded || inc.severity != "uncorrected_fatal" || bus.empty()) continue;
-    if (std::find(inc.gpus.begin(), inc.gpus.end(), bus) == inc.gpus.end()) continue;
-    if (!follows_closely(a, inc.events.front(), events.front(), kAerWindow, 20)) continue;
-    inc.folded = true;
-    f.explanation += aer_story(inc);
-    f.evidence.push_back(log_evidence(a, inc.events.front()));
-  }
-  add_log_evidence(f, a, events, 4);
-  f.actions = {"Reboot the machine: the driver cannot get the GPU back without one",
-               fill_step("Check {gpu}'s power cables, seating and riser, and the inlet "
-                         "temperature",
-                         f.gpu),
-               "If it falls off again after the reboot, cross-check the card in another slot or "
-               "server and RMA it if the fault follows the card"};
-  return f;
-}
-
-Finding driver_message_finding(const Analysis& a, const std::string& kind, const std::string& bus,
-                               const std::vector<std::size_t>& events, bool also_fell_off) {
-  Finding f;
-  f.gpu = a.map.by_bus_id(bus);
-  f.severity = Severity::kCritical;
-  f.category = Category::kDriver;
-  f.confidence = Confidence::kHigh;
-  const std::string label = bus.empty() ? "a GPU" : gpu_label(f.gpu);
-  const std::string seen = fmt::format("{}{}", times_text(events.size()), span_text(a, events));
-  const std::string first = a.ev(events.front()).message;
-  if (kind == "gsp_timeout") {
-    f.id = "kernel.gsp_timeout";
-    f.title = fmt::format("GSP firmware of {} stopped answering the driver", label);
-    f.explanation = fmt::format(
-        "The driver timed out waiting for the GPU's firmware (GSP) {} (\"{}\"). Until the GPU "
-        "is reset, nvidia-smi, NVML and CUDA calls that touch it hang or fail.",
-        seen, first);
-    f.actions = {
-        fill_step("Stop the processes on {gpu}, then reset it: nvidia-smi -r -i {id}", f.gpu),
-        "If the reset fails or hangs, reboot the machine",
-        "Collect nvidia-bug-report.sh; if it repeats, update the driver"};
-  } else if (kind == "init_failure") {
-    f.id = "kernel.init_failure";
-    if (also_fell_off) f.category = Category::kHardware;
-    f.confidence = Confidence::kMedium;
-    f.title = fmt::format("The driver could not initialise {}", label);
-    f.explanation = fmt::format(
-        "RmInitAdapter failed {} (\"{}\"): the driver did not bring the GPU up, so nvidia-smi "
-        "will not list it or fails on it. {}",
-        seen, first,
-        also_fell_off ? "The same GPU also fell off the bus: the card or its slot is the "
-                        "likely cause."
-                      : "Common causes: a driver that does not match the kernel module or does "
-                        "not support this GPU, a GPU that lost power, or a faulty card.");
-    f.actions = {
-        "Check that the loaded module matches the installed driver: cat "
-        "/proc/driver/nvidia/version and nvidia-smi",
-        "Reboot; if it persists, reseat the card and check its power cables",
-        "If it still fails, cross-check the card in another slot or server"};
-  } else {
-    f.id = "kernel.reset_required";
-    f.title = fmt::format("The driver says {} needs a reset", label);
-    f.explanation = fmt::format(
-        "The driver reported {} that the GPU needs a reset (\"{}\"); "
-        "work on it fails until then.",
-        seen, first);
-    f.actions = {
-        fill_step("Stop the processes on {gpu}, then reset it: nvidia-smi -r -i {id}", f.gpu),
-        "If the reset fails or hangs, reboot the machine"};
-  }
-  add_log_evidence(f, a, events);
-  return f;
-}
-
-}  // namespace
-
-void check_kernel_log(const DoctorInput& in, std::vector<Finding>& out) {
-  if (in.events.empty()) return;
-  const Analysis a(in);
-  std::vector<AerIncident> aer = aer_incidents(a);
-  GroupMap groups = group_xids(a);
-  const std::vector<std::size_t> rest = fold_related(a, groups);
-
-  for (auto& [key, g] : groups) {
-    if (g.xid == 79) attach_aer(a, aer, g);
-    out.push_back(xid_finding(a, g));
-  }
-
-  // Non-Xid driver messages no Xid finding told, grouped per GPU.
-  std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> by_kind_bus;
-  for (auto i : rest) by_kind_bus[{a.ev(i).kind, a.ev(i).pci_bus_id}].push_back(i);
-  for (std::size_t i = 0; i < in.events.size(); ++i) {
-    if (a.ev(i).kind == "init_failure")
-      by_kind_bus[{"init_failure", a.ev(i).pci_bus_id}].push_back(i);
-  }
-  for (const auto& [key, events] : by_kind_bus) {
-    const auto& [kind, bus] = key;
-    if (kind == "fallen_off_bus") {
-      out.push_back(fallen_finding(a, bus, events, aer));
-      continue;
-    }
-    const bool fell = !bus.empty() && (groups.count({bus, 79}) > 0 ||
-                                       by_kind_bus.count({"fallen_off_bus", bus}) > 0);
-    out.push_back(driver_message_finding(a, kind, bus, events, fell));
-  }
-  check_kernel_other(a, aer, out);
-}
-
-}  // namespace cardiac::doctor
+}  // namespace cardiac::doctor::kernel_detail

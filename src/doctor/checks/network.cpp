@@ -35,8 +35,8 @@
 
 #include "core/format.h"
 #include "core/units.h"
-#include "doctor/check_network_util.h"
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
+#include "doctor/checks/network_util.h"
 #include "host/network.h"
 
 namespace cardiac::doctor {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The network check's view of this host's NICs: links down, errors and drops rising over the
-// window, saturation against the link speed (thresholds in check_network.cpp's header).
+// window, saturation against the link speed (thresholds in network.cpp's header).
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -10,7 +10,7 @@
 
 #include "core/format.h"
 #include "core/units.h"
-#include "doctor/check_network_util.h"
+#include "doctor/checks/network_util.h"
 #include "host/network.h"
 
 namespace cardiac::doctor::network_detail {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
 #include "doctor/gpu_map.h"
 
 namespace cardiac::doctor {

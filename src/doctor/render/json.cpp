@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "core/time.h"
-#include "doctor/render.h"
+#include "doctor/render/render.h"
 
 namespace cardiac::doctor {
 namespace {
@@ -134,9 +134,9 @@ nlohmann::json finding_to_json(const Finding& f) {
 nlohmann::json event_to_json(const kmsg::KernelEvent& e) {
   // The SXid number shares the xid field in the model; for any other kind a stray value would
   // read as an Xid, so it is not written.
-  bool numbered = e.kind == "xid" || e.kind == "sxid";
+  bool numbered = e.kind == kmsg::EventKind::kXid || e.kind == kmsg::EventKind::kSxid;
   std::string bus = kmsg::normalize_kernel_bus_id(e.pci_bus_id);
-  return json{{"kind", str(e.kind)},
+  return json{{"kind", kmsg::event_kind_name(e.kind)},
               {"xid", numbered ? opt_or_null(e.xid) : json(nullptr)},
               {"pci_bus_id", str_or_null(bus)},
               {"pid", opt_or_null(e.pid)},

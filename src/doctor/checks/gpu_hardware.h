@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// Private to the hardware check: what check_hardware.cpp and check_hardware_links.cpp share.
+// Private to the GPU hardware check (gpu_hardware.cpp runs it): what its family files share.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "doctor/check_util.h"
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
+#include "doctor/checks/util.h"
 #include "health/faults.h"
 #include "health/verdict.h"
 #include "nvml/clock_events.h"
@@ -67,13 +68,33 @@ inline const std::vector<std::pair<TimeNs, double>>* history_series(const Doctor
 
 // --- Device health.
 
-// Thermal, power, PCIe and NVLink (check_hardware_links.cpp).
+// ECC and memory repair (gpu_memory.cpp).
+void check_dbe(const GpuWindow& w, const GpuRef& g, std::vector<Finding>& out);
+void check_sbe(const GpuWindow& w, const GpuRef& g, std::vector<Finding>& out);
+void check_row_remap(const GpuWindow& w, const GpuRef& g, std::vector<Finding>& out);
+void check_retired_pages(const DoctorInput& in, const GpuWindow& w, const GpuRef& g,
+                         std::vector<Finding>& out);
+
+// Thermal and power (gpu_thermal_power.cpp).
 void check_thermal(const DoctorInput& in, const std::vector<GpuWindow>& all, const GpuWindow& w,
                    const GpuRef& g, std::vector<Finding>& out);
 void check_power(const GpuWindow& w, const GpuRef& g, std::vector<Finding>& out);
+
+// PCIe and NVLink (gpu_pcie_nvlink.cpp).
 void check_pcie_link(const DoctorInput& in, const GpuWindow& w, const GpuRef& g,
                      std::vector<Finding>& out);
 void check_pcie_replays(const GpuWindow& w, const GpuRef& g, std::vector<Finding>& out);
 void check_nvlink(const GpuWindow& w, const GpuRef& g, std::vector<Finding>& out);
+
+// --- Inventory (gpu_inventory.cpp).
+
+// A GPU that never told NVML its bus id (lost from the start) is the one GPU on the bus that
+// NVML does not claim, when there is exactly one of each: NVML index → that bus id.
+std::map<unsigned, std::string> resolve_anonymous(const std::vector<GpuWindow>& windows,
+                                                  const host::HostSnapshot* h);
+void check_missing(const DoctorInput& in, const std::vector<GpuWindow>& windows,
+                   const std::map<unsigned, std::string>& anonymous, const GpuMap& map,
+                   std::vector<Finding>& out);
+void check_expected_count(const DoctorInput& in, std::vector<Finding>& out);
 
 }  // namespace cardiac::doctor::hardware_detail

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the kernel-log checks share (check_kernel_util.h): the analysis of one log against the
+// What the kernel-log checks share (kernel_analysis.h): the analysis of one log against the
 // machine's GPUs, and the evidence, GPU naming and wording every kernel-log finding uses.
 #include <algorithm>
 #include <map>
@@ -8,10 +8,10 @@
 
 #include "core/format.h"
 #include "core/time.h"
-#include "doctor/check_kernel_util.h"
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
+#include "doctor/checks/kernel_analysis.h"
+#include "doctor/checks/xid_catalog.h"
 #include "doctor/kernel_log.h"
-#include "doctor/xid_catalog.h"
 #include "kmsg/record.h"
 
 namespace cardiac::doctor {
@@ -24,8 +24,9 @@ Analysis::Analysis(const DoctorInput& input) : in(input), map(input) {
     if (!g.pci_bus_id.empty()) buses.insert(g.pci_bus_id);
   }
   for (const auto& e : in.events) {
-    if ((e.kind == "xid" || e.kind == "fallen_off_bus" || e.kind == "gpu_map" ||
-         e.kind == "init_failure" || e.kind == "gsp_timeout") &&
+    if ((e.kind == kmsg::EventKind::kXid || e.kind == kmsg::EventKind::kFallenOffBus ||
+         e.kind == kmsg::EventKind::kGpuMap || e.kind == kmsg::EventKind::kInitFailure ||
+         e.kind == kmsg::EventKind::kGspTimeout) &&
         !e.pci_bus_id.empty()) {
       buses.insert(e.pci_bus_id);
     }

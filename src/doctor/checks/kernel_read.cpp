@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/format.h"
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
 #include "kmsg/event.h"
 
 namespace cardiac::doctor {

@@ -7,8 +7,8 @@
 #include "core/format.h"
 #include "core/strings.h"
 #include "core/time.h"
-#include "doctor/charts.h"
-#include "doctor/render.h"
+#include "doctor/render/charts.h"
+#include "doctor/render/render.h"
 
 namespace cardiac::doctor {
 namespace {
@@ -223,11 +223,11 @@ void render_events(const Report& r, std::string& out) {
   std::size_t shown = std::min(r.events.size(), kMaxEventRows);
   for (std::size_t i = 0; i < shown; ++i) {
     const auto& e = r.events[i];
-    bool numbered = (e.kind == "xid" || e.kind == "sxid") && e.xid;
+    bool numbered = (e.kind == kmsg::EventKind::kXid || e.kind == kmsg::EventKind::kSxid) && e.xid;
     out += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td><td><pre>{}</pre></td></"
         "tr>\n",
-        e.time_ns ? format_iso8601(*e.time_ns) : "—", esc(e.kind),
+        e.time_ns ? format_iso8601(*e.time_ns) : "—", esc(kmsg::event_kind_name(e.kind)),
         numbered ? std::to_string(*e.xid) : "—", dash_or(detail::display_bus_id(e.pci_bus_id)),
         esc(e.raw.empty() ? e.message : e.raw));
   }

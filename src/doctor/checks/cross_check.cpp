@@ -11,8 +11,8 @@
 #include <array>
 #include <iterator>
 
-#include "doctor/check_util.h"
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
+#include "doctor/checks/util.h"
 
 namespace cardiac::doctor {
 namespace {

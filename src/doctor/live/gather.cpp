@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "doctor/gather.h"
+#include "doctor/live/gather.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -20,7 +20,7 @@
 
 #include "core/strings.h"
 #include "doctor/kernel_log.h"
-#include "doctor/probe.h"
+#include "doctor/live/probe.h"
 #include "health/report.h"
 #include "host/bounded.h"
 #include "host/processes.h"
@@ -168,7 +168,7 @@ Result<std::vector<nvml::GpuSnapshot>> snapshots_from_store(const store::Db& db,
     g.sampled_at = t;
     if (!name.starts_with("gpu_")) continue;
     std::string_view field = std::string_view(name).substr(4);
-#define CARDIAC_GPU_FIELD(member)                \
+#define CARDIAC_GPU_FIELD(member, ...)           \
   if (field == #member) {                        \
     using T = std::decay_t<decltype(*g.member)>; \
     g.member = static_cast<T>(v);                \
@@ -199,8 +199,11 @@ std::vector<kmsg::KernelEvent> events_from_store(const std::vector<store::Event>
       ke = kmsg::classify_line(std::string_view(e.dedup_key).substr(second + 1));
     }
     if (!ke) {
+      // Every stored kind is a kernel-event name (NVML's Xids are stored as "xid").
+      auto kind = kmsg::parse_event_kind(e.kind);
+      if (!kind) continue;
       kmsg::KernelEvent k;
-      k.kind = e.kind;
+      k.kind = *kind;
       if (e.xid) k.xid = static_cast<int>(*e.xid);
       k.pci_bus_id = e.pci_bus_id;
       k.message = e.message;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The doctor's view of health's Xid catalog.
-#include "doctor/xid_catalog.h"
+#include "doctor/checks/xid_catalog.h"
 
 #include <vector>
 

@@ -7,7 +7,7 @@
 
 #include "core/format.h"
 #include "core/strings.h"
-#include "doctor/probe.h"
+#include "doctor/live/probe.h"
 
 namespace cardiac::doctor {
 namespace {

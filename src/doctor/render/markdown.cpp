@@ -6,7 +6,7 @@
 #include "core/format.h"
 #include "core/strings.h"
 #include "core/time.h"
-#include "doctor/render.h"
+#include "doctor/render/render.h"
 
 namespace cardiac::doctor {
 namespace {
@@ -188,11 +188,11 @@ void render_events(const Report& r, std::string& out) {
   std::size_t shown = std::min(r.events.size(), kMaxEvents);
   for (std::size_t i = 0; i < shown; ++i) {
     const auto& e = r.events[i];
-    bool numbered = (e.kind == "xid" || e.kind == "sxid") && e.xid;
+    bool numbered = (e.kind == kmsg::EventKind::kXid || e.kind == kmsg::EventKind::kSxid) && e.xid;
     const std::string& text = e.message.empty() ? e.raw : e.message;
     out += fmt::format(
         "| {} | {} | {} | {} | {} |\n", e.time_ns ? format_iso8601(*e.time_ns) : std::string("—"),
-        md(e.kind), numbered ? std::to_string(*e.xid) : std::string("—"),
+        md(kmsg::event_kind_name(e.kind)), numbered ? std::to_string(*e.xid) : std::string("—"),
         e.pci_bus_id.empty() ? std::string("—") : md(detail::display_bus_id(e.pci_bus_id)),
         text.empty() ? std::string("—") : code(text));
   }

@@ -2,7 +2,7 @@
 // The probe engine: one paced loop over non-blocking sockets that matches answers to probes by
 // sequence number, with a method per target kind (ICMP echo, TCP connect, UDP echo), bounded
 // name resolution, and the default-route readers.
-#include "doctor/probe.h"
+#include "doctor/live/probe.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>

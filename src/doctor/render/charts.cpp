@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Inline SVG charts for the HTML report, and HTML escaping.
-#include "doctor/charts.h"
+#include "doctor/render/charts.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "core/format.h"
 #include "core/time.h"
-#include "doctor/render.h"
+#include "doctor/render/render.h"
 
 namespace cardiac::doctor {
 namespace {
@@ -36,15 +36,29 @@ std::string px(double v) {
 }
 
 // Fixed colours per event kind so the same kind looks the same in every report.
-const char* kind_colour(std::string_view kind) {
-  if (kind == "xid" || kind == "fallen_off_bus") return "#c53030";
-  if (kind == "sxid" || kind == "nvlink") return "#b7791f";
-  if (kind == "aer") return "#dd6b20";
-  if (kind == "hung_task") return "#6b46c1";
-  if (kind == "gsp_timeout" || kind == "reset_required" || kind == "init_failure") {
-    return "#b83280";
+const char* kind_colour(kmsg::EventKind kind) {
+  using kmsg::EventKind;
+  switch (kind) {
+    case EventKind::kXid:
+    case EventKind::kFallenOffBus:
+      return "#c53030";
+    case EventKind::kSxid:
+    case EventKind::kNvlink:
+      return "#b7791f";
+    case EventKind::kAer:
+      return "#dd6b20";
+    case EventKind::kHungTask:
+      return "#6b46c1";
+    case EventKind::kGspTimeout:
+    case EventKind::kResetRequired:
+    case EventKind::kInitFailure:
+      return "#b83280";
+    case EventKind::kIb:
+      return "#2b6cb0";
+    case EventKind::kGpuMap:
+    case EventKind::kFabricManager:
+      break;
   }
-  if (kind == "ib") return "#2b6cb0";
   return "#718096";
 }
 
@@ -150,7 +164,7 @@ std::string svg_event_timeline(const std::vector<kmsg::KernelEvent>& events, int
     }
   }
   if (timed.empty()) return {};
-  std::vector<std::string> kinds;
+  std::vector<kmsg::EventKind> kinds;
   TimeNs t0 = *timed.front()->time_ns, t1 = t0;
   for (const auto* ev : timed) {
     if (std::find(kinds.begin(), kinds.end(), ev->kind) == kinds.end()) kinds.push_back(ev->kind);
@@ -170,7 +184,8 @@ std::string svg_event_timeline(const std::vector<kmsg::KernelEvent>& events, int
     svg += fmt::format(
         "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#2d3748\">{}</text>\n"
         "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e2e8f0\"/>\n",
-        left - 8, px(y + 4), html_escape(kinds[k]), left, px(y), px(w - right), px(y));
+        left - 8, px(y + 4), html_escape(std::string(kmsg::event_kind_name(kinds[k]))), left, px(y),
+        px(w - right), px(y));
   }
   for (const auto* ev : timed) {
     auto k =

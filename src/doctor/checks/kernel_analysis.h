@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Shared by check_kernel.cpp (Xids and the driver's GPU messages) and check_kernel_other.cpp
-// (AER, hung tasks, NVSwitch, Fabric Manager, NVLink, InfiniBand). Not a public API.
+// What the kernel-log check's fault families share (kernel.cpp runs them in turn): the analysis
+// of one log, the AER incidents, each family's entry point and the wording helpers
+// (kernel_analysis.cpp). Not a public API.
 #pragma once
 
 #include <cstddef>
@@ -8,8 +9,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "core/time.h"
 #include "doctor/finding.h"
 #include "doctor/gpu_map.h"
 #include "doctor/input.h"
@@ -59,14 +62,61 @@ struct AerIncident {
   bool folded = false;  // told by an Xid finding already
 };
 
+// A fatal AER on the GPU's link at most this long before the driver lost it tells the story.
+constexpr DurationNs kAerWindow = 60 * kNsPerSec;  // Surprise Down → Xid 79
+
+// ---- PCIe AER (kernel_aer.cpp)
+
 std::vector<AerIncident> aer_incidents(const Analysis& a);
+// " Just before, PCIe port … reported …": the fatal AER told as the start of a lost GPU's story.
+std::string aer_story(const AerIncident& inc);
+// One finding per GPU (or device) for the incidents no Xid or fallen-off-bus finding told.
+void aer_findings(const Analysis& a, const std::vector<AerIncident>& aer,
+                  std::vector<Finding>& out);
 
-// The other kernel findings: AER not folded into an Xid story, hung tasks, SXid, Fabric
-// Manager, non-Xid NVLink lines and mlx5/InfiniBand.
-void check_kernel_other(const Analysis& a, const std::vector<AerIncident>& aer,
-                        std::vector<Finding>& out);
+// ---- Xids (kernel_xid.cpp)
 
-// ---- small helpers (check_kernel.cpp) ----
+struct XidGroup {
+  std::string bus;
+  int xid = 0;
+  std::vector<std::size_t> roots;
+  std::vector<std::size_t> follow_ons;  // 45, 154 after this Xid
+  std::vector<std::size_t> related;     // non-Xid driver lines about the same fault
+  std::vector<const AerIncident*> aer;  // the PCIe story before it (Xid 79)
+};
+
+using GroupMap = std::map<std::pair<std::string, int>, XidGroup>;
+
+GroupMap group_xids(const Analysis& a);
+// Non-Xid driver lines that tell the same story as an Xid on that GPU join its finding; the
+// rest are returned for findings of their own.
+std::vector<std::size_t> fold_related(const Analysis& a, GroupMap& groups);
+// Fatal AER incidents on the link to the group's GPU shortly before its first Xid.
+void attach_aer(const Analysis& a, std::vector<AerIncident>& aer, XidGroup& g);
+Finding xid_finding(const Analysis& a, const XidGroup& g);
+
+// ---- The driver's other GPU messages (kernel_driver_messages.cpp)
+
+// kernel.fallen_off_bus, telling (and folding) a fatal AER just before it.
+Finding fallen_finding(const Analysis& a, const std::string& bus,
+                       const std::vector<std::size_t>& events, std::vector<AerIncident>& aer);
+// kernel.gsp_timeout, kernel.init_failure or kernel.reset_required for `kind`.
+Finding driver_message_finding(const Analysis& a, kmsg::EventKind kind, const std::string& bus,
+                               const std::vector<std::size_t>& events, bool also_fell_off);
+
+// ---- Hung tasks (kernel_hung_task.cpp)
+
+// The hung tasks in boot `boot` blocked inside the nvidia module.
+std::vector<std::size_t> hung_nvidia_tasks(const Analysis& a, std::size_t boot);
+void hung_task_findings(const Analysis& a, std::vector<Finding>& out);
+
+// ---- NVSwitch, Fabric Manager, NVLink, InfiniBand (kernel_fabric.cpp)
+
+void sxid_findings(const Analysis& a, std::vector<Finding>& out);
+// Fabric Manager, non-Xid NVLink and InfiniBand lines: one finding per kind and device.
+void fabric_findings(const Analysis& a, std::vector<Finding>& out);
+
+// ---- small helpers (kernel_analysis.cpp) ----
 
 // Up to `max` log evidence lines for the events, first ones first and the last one kept.
 void add_log_evidence(Finding& f, const Analysis& a, const std::vector<std::size_t>& events,

@@ -8,7 +8,7 @@
 #include "core/format.h"
 #include "core/strings.h"
 #include "core/time.h"
-#include "doctor/render.h"
+#include "doctor/render/render.h"
 
 namespace cardiac::doctor {
 
@@ -42,7 +42,7 @@ std::string counts_text(const SeverityCounts& c) {
 }
 
 std::string event_kinds_text(const Report& r) {
-  std::vector<std::pair<std::string, unsigned>> kinds;
+  std::vector<std::pair<kmsg::EventKind, unsigned>> kinds;
   for (const auto& e : r.events) {
     auto it =
         std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == e.kind; });
@@ -54,7 +54,8 @@ std::string event_kinds_text(const Report& r) {
   }
   std::vector<std::string> parts;
   parts.reserve(kinds.size());
-  for (const auto& [k, n] : kinds) parts.push_back(fmt::format("{} {}", k, n));
+  for (const auto& [k, n] : kinds)
+    parts.push_back(fmt::format("{} {}", kmsg::event_kind_name(k), n));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 

@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "core/units.h"
-#include "doctor/checks.h"
+#include "doctor/checks/checks.h"
 #include "doctor/gpu_map.h"
 #include "nvml/clock_events.h"
 
