@@ -13,7 +13,7 @@
 #include "core/format.h"
 #include "core/log.h"
 #include "core/time.h"
-#include "queue/fair_share.h"
+#include "queue/share_inputs.h"
 #include "queue/proc.h"
 #include "queue/protocol.h"
 #include "store/schema.h"

@@ -11,7 +11,7 @@
 #include "core/time.h"
 #include "core/units.h"
 #include "nvml/pci.h"
-#include "queue/fair_share.h"
+#include "queue/share_inputs.h"
 #include "queue/queue.h"
 
 namespace cardiac::queue {

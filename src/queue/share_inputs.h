@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The live queue's side of fair share: the scheduler's policy parameters and account tree from
-// the [queue] settings, and which account a submitted job is charged to.
+// What the fair-share policy (sched/fairshare.cpp) is given by the live queue: the scheduler's
+// policy parameters and account tree from the [queue] settings, and which account a submitted
+// job is charged to.
 #pragma once
 
 #include <string>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Policy parameters, the account tree and account checks for submitted jobs.
-#include "queue/fair_share.h"
+#include "queue/share_inputs.h"
 
 #include <algorithm>
 #include <vector>
