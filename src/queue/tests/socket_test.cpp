@@ -10,7 +10,7 @@
 
 #include "queue/client.h"
 #include "queue/protocol.h"
-#include "queue/tests/test_support.h"
+#include "queue/tests/support.h"
 
 namespace cardiac::queue {
 namespace {
