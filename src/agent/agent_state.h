@@ -27,6 +27,7 @@
 #include "notify/dispatcher.h"
 #include "platform/fs.h"
 #include "queue/queue.h"
+#include "queue/socket_server.h"
 #include "rules/engine.h"
 #include "server/http_server.h"
 #include "store/db.h"
