@@ -35,7 +35,7 @@ int exit_code_for(const Error& e) {
 Result<nlohmann::json> queue_call(Context& ctx, std::string_view command,
                                   const std::string& state_dir_flag, const nlohmann::json& request,
                                   int& exit_code) {
-  auto r = queue::call_agent(resolve_state_dir(state_dir_flag), request);
+  auto r = queue::call_agent(ctx.clock, resolve_state_dir(state_dir_flag), request);
   if (!r) {
     ctx.err << "cardiac " << command << ": " << r.error().what() << "\n";
     exit_code = exit_code_for(r.error());

@@ -219,7 +219,7 @@ int change_alert(const AlertsFlags& f, Context& ctx) {
     request["duration"] = f.duration;
     request["comment"] = f.comment;
   }
-  auto r = queue::call_agent(resolve_state_dir(f.state_dir), request, 60 * kNsPerSec,
+  auto r = queue::call_agent(ctx.clock, resolve_state_dir(f.state_dir), request, 60 * kNsPerSec,
                              agent::kControlSocketName);
   if (!r) {
     ctx.err << "cardiac " << command << ": " << r.error().what() << "\n";

@@ -30,18 +30,15 @@ class Fd {
   int fd_;
 };
 
-TimeNs mono() {
-  return SystemClock::instance().monotonic();
-}
-
-int remaining_ms(TimeNs deadline) {
-  return static_cast<int>(std::max<TimeNs>(0, (deadline - mono()) / kNsPerMs));
+int remaining_ms(const Clock& clock, TimeNs deadline) {
+  return static_cast<int>(std::max<TimeNs>(0, (deadline - clock.monotonic()) / kNsPerMs));
 }
 
 }  // namespace
 
-Result<nlohmann::json> call_agent(const std::string& state_dir, const nlohmann::json& request,
-                                  DurationNs timeout, const std::string& socket_name) {
+Result<nlohmann::json> call_agent(const Clock& clock, const std::string& state_dir,
+                                  const nlohmann::json& request, DurationNs timeout,
+                                  const std::string& socket_name) {
   const std::string path = state_dir + "/" + socket_name;
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
@@ -66,7 +63,7 @@ Result<nlohmann::json> call_agent(const std::string& state_dir, const nlohmann::
     }
     return fail(Error::io(path, err));
   }
-  const TimeNs deadline = mono() + timeout;
+  const TimeNs deadline = clock.monotonic() + timeout;
   std::string out = dump_line(request);
   std::size_t done = 0;
   while (done < out.size()) {
@@ -79,7 +76,7 @@ Result<nlohmann::json> call_agent(const std::string& state_dir, const nlohmann::
   char buf[65536];
   while (in.find('\n') == std::string::npos) {
     pollfd p{fd.get(), POLLIN, 0};
-    int ms = remaining_ms(deadline);
+    int ms = remaining_ms(clock, deadline);
     if (ms == 0) return fail(Error::timeout("the agent did not answer in time", path));
     int r = poll(&p, 1, ms);
     if (r < 0 && errno == EINTR) continue;

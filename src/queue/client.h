@@ -17,8 +17,8 @@ namespace cardiac::queue {
 // answered with (its code kept: permission, not_found, invalid, …). A missing or dead socket
 // is kUnavailable with a message that says how to reach the agent.
 // `socket_name` picks the socket in the state directory: the queue's, or the agent's control
-// socket (alerts).
-[[nodiscard]] Result<nlohmann::json> call_agent(const std::string& state_dir,
+// socket (alerts). `clock` (its monotonic time) bounds the wait for the answer.
+[[nodiscard]] Result<nlohmann::json> call_agent(const Clock& clock, const std::string& state_dir,
                                                 const nlohmann::json& request,
                                                 DurationNs timeout = 60 * kNsPerSec,
                                                 const std::string& socket_name = kSocketName);

@@ -16,21 +16,10 @@
 #include "health/report.h"
 #include "queue/job.h"
 #include "queue/job_store.h"
+#include "queue/machine_view.h"
 #include "sched/sched.h"
 
 namespace cardiac::queue {
-
-// What the agent knows now. `report` is null before its first GPU sample.
-struct MachineView {
-  std::shared_ptr<const health::StatusReport> report;
-  // Xids seen since the agent started, by (PCI bus id, Xid).
-  std::map<std::pair<std::string, int>, std::uint64_t> xid_counts;
-  // Some sample since the agent started listed a GPU; until then, with NVML unusable, a GPU
-  // job could only wait for ever.
-  bool gpus_seen = false;
-  // GPU index → a critical alert firing on it now ("gpu_temperature_critical: ...").
-  std::map<unsigned, std::string> critical_alerts;
-};
 
 // Xids after which a GPU gets no new work until someone clears its fence (health/faults.h).
 const std::set<int>& fencing_xids();

@@ -1,21 +1,34 @@
 // SPDX-License-Identifier: Apache-2.0
-// Queue start-up, shutdown, the request dispatcher, the loop thread, the API and metrics.
+// The Queue facade: start-up, shutdown, the socket, the loop thread, and the lock around the
+// request handlers (queue_requests.cpp) and the scheduling loop (queue_loop.cpp); the state
+// they share and the metrics.
 #include "queue/queue.h"
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
+#include <set>
+#include <thread>
 
 #include "core/format.h"
 #include "core/log.h"
 #include "core/time.h"
-#include "queue/fair_share.h"
+#include "queue/job_store.h"
 #include "queue/proc.h"
 #include "queue/protocol.h"
+#include "queue/queue_loop.h"
+#include "queue/queue_requests.h"
+#include "queue/queue_shared.h"
+#include "queue/runner.h"
+#include "queue/share_inputs.h"
+#include "queue/socket_server.h"
 #include "store/schema.h"
 
 namespace cardiac::queue {
@@ -26,202 +39,44 @@ const std::vector<double>& wait_bounds_seconds() {
   return kBounds;
 }
 
-Queue::Queue(QueueOptions options, const Clock& clock, ViewSource view)
-    : options_(std::move(options)), clock_(clock), view_(std::move(view)) {
-  wait_counts_.assign(wait_bounds_seconds().size() + 1, 0);
+QueueShared::QueueShared(QueueOptions o, const Clock& c, ViewSource v)
+    : options(std::move(o)), clock(c), view(std::move(v)) {
+  wait_counts.assign(wait_bounds_seconds().size() + 1, 0);
 }
 
-Queue::~Queue() {
-  stop();
+MachineView QueueShared::machine() const {
+  return view ? view() : MachineView{};
 }
 
-Status Queue::start() {
-  const auto& s = options_.settings;
-  auto policy = sched::parse_policy(s.policy);
-  if (!policy) {
-    Error e = policy.error().with_context("[queue] policy");
-    e.code = ErrorCode::kInvalidArgument;
-    return fail(e);
+void QueueShared::stop_job(Job& j, StopAction action, const std::string& reason) {
+  if (auto st = jobs->request_stop(j, action, reason); !st) {
+    log::error("queue: job {}: {}", j.id, st.error().what());
+    return;
   }
-  policy_ = policy_config(*policy, s);
-  auto auth = make_auth_policy(s.admin_group);
-  if (!auth) return fail(auth.error());
-  auth_ = *auth;
-
-  std::error_code ec;
-  std::filesystem::create_directories(jobs_dir(options_.state_dir), ec);
-  if (ec) {
-    return fail(Error::invalid(fmt::format("cannot create the jobs directory: {}", ec.message()),
-                               jobs_dir(options_.state_dir)));
+  if (j.runner_pid && process_alive(*j.runner_pid, j.runner_start.value_or(-1))) {
+    ::kill(*j.runner_pid, SIGTERM);
   }
-  // Readable by nobody else: the spec files hold environments, the logs are private.
-  ::chmod(jobs_dir(options_.state_dir).c_str(), 0700);
-  auto db = store::open_store(options_.state_dir + "/cardiac.db");
-  if (!db) return fail(db.error());
-  {
-    std::lock_guard lock(mu_);
-    db_.emplace(std::move(*db));
-    adopt();
-  }
-  inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (inotify_fd_ >= 0) {
-    inotify_add_watch(inotify_fd_, jobs_dir(options_.state_dir).c_str(), IN_MOVED_TO);
-  }
-  if (pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return fail(Error::io("pipe", errno));
-  server_ = std::make_unique<SocketServer>(
-      socket_path(options_.state_dir),
-      [this](const Principal& who, const nlohmann::json& req) { return handle(who, req); });
-  CARDIAC_TRY(server_->start());
-  started_ = true;
-  thread_ = std::thread([this] { run_loop(); });
-  log::info("queue: policy {}, socket {}", s.policy, socket_path(options_.state_dir));
-  return {};
+  log::info("queue: stopping job {} ({}): {}", j.id, stop_action_name(action), reason);
 }
 
-void Queue::stop() {
-  if (stopping_.exchange(true)) return;
-  if (server_) server_->stop();
-  wake();
-  if (thread_.joinable()) thread_.join();
-  for (int fd : {inotify_fd_, wake_pipe_[0], wake_pipe_[1]}) {
-    if (fd >= 0) ::close(fd);
-  }
-  inotify_fd_ = wake_pipe_[0] = wake_pipe_[1] = -1;
-}
-
-void Queue::wake() {
-  if (wake_pipe_[1] >= 0) (void)!::write(wake_pipe_[1], "w", 1);
-}
-
-void Queue::run_loop() {
-  const int tick_ms = static_cast<int>(options_.tick / kNsPerMs);
-  while (!stopping_) {
-    tick();
-    pollfd fds[2] = {{wake_pipe_[0], POLLIN, 0}, {inotify_fd_, POLLIN, 0}};
-    int n = poll(fds, inotify_fd_ >= 0 ? 2 : 1, tick_ms);
-    if (n > 0) {
-      char buf[4096];
-      while (::read(wake_pipe_[0], buf, sizeof(buf)) > 0) {
-      }
-      if (inotify_fd_ >= 0) {
-        while (::read(inotify_fd_, buf, sizeof(buf)) > 0) {
-        }
-      }
-    }
-  }
-}
-
-nlohmann::json Queue::handle(const Principal& who, const nlohmann::json& req) {
-  if (auto st = may_use(auth_, who); !st) return error_response(st.error());
-  std::string op = req.value("op", std::string());
-  Result<nlohmann::json> r = fail(Error::invalid(fmt::format("unknown op '{}'", op)));
-  if (op == "submit") {
-    // Waiting for the first GPU sample happens without the lock, in real time (the sampler
-    // runs in real time whatever clock the queue is given).
-    const Clock& real = SystemClock::instance();
-    TimeNs until = real.monotonic() + options_.first_sample_wait;
-    while (view_ && !view_().report && real.monotonic() < until && !stopping_) {
-      timespec ts{0, 20 * kNsPerMs};
-      nanosleep(&ts, nullptr);
-    }
-  }
-  bool woke = false;
-  {
-    std::lock_guard lock(mu_);
-    if (!db_) return error_response(Error::unavailable("the queue is not started"));
-    if (op == "submit") {
-      r = op_submit(who, req);
-      woke = true;
-    } else if (op == "list") {
-      r = op_list(req);
-    } else if (op == "jobs") {
-      r = op_jobs(req);
-    } else if (op == "cancel") {
-      r = op_cancel(who, req);
-      woke = true;
-    } else if (op == "hold" || op == "release") {
-      r = op_hold(who, req, op == "hold");
-      woke = true;
-    } else if (op == "logs") {
-      r = op_logs(who, req);
-    } else if (op == "why") {
-      r = op_why(req);
-    } else if (op == "share") {
-      r = op_share();
-    } else if (op == "fence") {
-      r = op_fence(who, req);
-      woke = true;
-    } else if (op == "ping") {
-      r = nlohmann::json{{"policy", options_.settings.policy},
-                         {"agent_uid", auth_.agent_uid},
-                         {"user", who.user},
-                         {"admin", is_admin(auth_, who)}};
-    }
-  }
-  if (woke) wake();
-  if (!r) return error_response(r.error());
-  return ok_response(std::move(*r));
-}
-
-Result<nlohmann::json> Queue::api_json() {
-  std::lock_guard lock(mu_);
-  if (!db_) return fail(Error::unavailable("the queue is not started"));
-  auto counts = count_by_state(*db_);
-  if (!counts) return fail(counts.error());
-  auto list = op_list(nlohmann::json::object());
-  if (!list) return fail(list.error());
-  auto fences = list_fences(*db_, false);
-  if (!fences) return fail(fences.error());
-  nlohmann::json c = nlohmann::json::object();
-  for (const auto& [state, n] : *counts) c[std::string(job_state_name(state))] = n;
-  nlohmann::json f = nlohmann::json::array();
-  for (const auto& fe : *fences) {
-    f.push_back({{"gpu", fe.gpu},
-                 {"uuid", fe.uuid},
-                 {"reason", fe.reason},
-                 {"who", fe.who},
-                 {"automatic", fe.automatic},
-                 {"since", format_iso8601(fe.created_ns)}});
-  }
-  nlohmann::json outside = nlohmann::json::object();
-  for (const auto& [gpu, who] : busy_outside_) outside[std::to_string(gpu)] = who;
-  nlohmann::json alerting = nlohmann::json::object();
-  for (const auto& [gpu, why] : alerting_) alerting[std::to_string(gpu)] = why;
-  auto m = metrics_locked();
-  return nlohmann::json{{"policy", options_.settings.policy},
-                        {"counts", c},
-                        {"jobs", (*list)["jobs"]},
-                        {"fences", f},
-                        {"busy_outside", outside},
-                        {"critical_alerts", alerting},
-                        {"gpus_allocated", m.gpus_allocated},
-                        {"gpus_allocated_idle", m.gpus_allocated_idle},
-                        {"blocked", blocked_}};
-}
-
-metrics::QueueMetrics Queue::metrics() {
-  std::lock_guard lock(mu_);
-  return metrics_locked();
-}
-
-metrics::QueueMetrics Queue::metrics_locked() {
+metrics::QueueMetrics QueueShared::metrics_locked() {
   metrics::QueueMetrics m;
-  if (!db_) return m;
-  if (auto counts = count_by_state(*db_)) {
+  if (!db) return m;
+  if (auto counts = count_by_state(*db)) {
     for (const auto& [state, n] : *counts) {
       m.jobs_by_state[std::string(job_state_name(state))] = static_cast<double>(n);
     }
   }
   m.wait_bounds = wait_bounds_seconds();
-  m.wait_counts = wait_counts_;
-  m.wait_sum_seconds = wait_sum_;
-  m.gpus_fenced = static_cast<double>(fenced_.size());
-  if (auto usage = load_usage(*db_)) {
+  m.wait_counts = wait_counts;
+  m.wait_sum_seconds = wait_sum;
+  m.gpus_fenced = static_cast<double>(fenced.size());
+  if (auto usage = load_usage(*db)) {
     for (const auto& [user, row] : *usage) m.user_gpu_seconds[user] = row.total_gpu_seconds;
   }
   std::set<unsigned> allocated;
-  TimeNs now = clock_.now();
-  if (auto running = jobs_in_states(*db_, {JobState::kRunning})) {
+  TimeNs now = clock.now();
+  if (auto running = jobs_in_states(*db, {JobState::kRunning})) {
     for (const auto& j : *running) {
       for (unsigned g : j.gpu_indices) allocated.insert(g);
       // Running attempts count as they go, so the counter moves during a long job.
@@ -233,32 +88,160 @@ metrics::QueueMetrics Queue::metrics_locked() {
   }
   m.gpus_allocated = static_cast<double>(allocated.size());
   for (unsigned g : allocated) {
-    auto it = utilization_.find(g);
-    if (it != utilization_.end() && it->second < 10) m.gpus_allocated_idle += 1;
+    auto it = utilization.find(g);
+    if (it != utilization.end() && it->second < 10) m.gpus_allocated_idle += 1;
   }
   return m;
 }
 
-void Queue::adopt() {
-  auto running = jobs_in_states(*db_, {JobState::kRunning});
-  if (!running) {
-    log::error("queue: cannot read running jobs: {}", running.error().what());
-    return;
+struct Queue::Impl {
+  Impl(QueueOptions o, const Clock& c, ViewSource v)
+      : shared(std::move(o), c, std::move(v)), requests(shared), loop(shared) {}
+
+  void wake() {
+    if (wake_pipe[1] >= 0) (void)!::write(wake_pipe[1], "w", 1);
   }
-  for (auto& j : *running) {
-    if (!j.runner_pid) {
-      // The agent died between recording the start and recording the runner: find it.
-      if (auto found = find_runner(options_.state_dir, j.id, j.attempt)) {
-        j.runner_pid = found->pid;
-        j.runner_start = found->start_ticks;
-        (void)update_job(*db_, j);
+  void run_loop();
+
+  QueueShared shared;
+  Requests requests;
+  SchedulingLoop loop;
+  std::unique_ptr<SocketServer> server;
+  std::thread thread;
+  std::atomic<bool> stopping{false};
+  int inotify_fd = -1;
+  int wake_pipe[2] = {-1, -1};
+};
+
+Queue::Queue(QueueOptions options, const Clock& clock, ViewSource view)
+    : impl_(std::make_unique<Impl>(std::move(options), clock, std::move(view))) {}
+
+Queue::~Queue() {
+  stop();
+}
+
+Status Queue::start() {
+  QueueShared& q = impl_->shared;
+  const auto& s = q.options.settings;
+  auto policy = sched::parse_policy(s.policy);
+  if (!policy) {
+    Error e = policy.error().with_context("[queue] policy");
+    e.code = ErrorCode::kInvalidArgument;
+    return fail(e);
+  }
+  q.policy = policy_config(*policy, s);
+  auto auth = make_auth_policy(s.admin_group);
+  if (!auth) return fail(auth.error());
+  q.auth = *auth;
+
+  const std::string& state_dir = q.options.state_dir;
+  std::error_code ec;
+  std::filesystem::create_directories(jobs_dir(state_dir), ec);
+  if (ec) {
+    return fail(Error::invalid(fmt::format("cannot create the jobs directory: {}", ec.message()),
+                               jobs_dir(state_dir)));
+  }
+  // Readable by nobody else: the spec files hold environments, the logs are private.
+  ::chmod(jobs_dir(state_dir).c_str(), 0700);
+  auto db = store::open_store(state_dir + "/cardiac.db");
+  if (!db) return fail(db.error());
+  {
+    std::lock_guard lock(q.mu);
+    q.db.emplace(std::move(*db));
+    LifecycleOptions lo;
+    lo.retry_limit = s.retry_limit;
+    lo.backoff = s.backoff;
+    lo.charge = [&q](const Job& j, TimeNs end) {
+      record_usage(*q.db, q.policy, q.options.settings, j, end, q.clock.now());
+    };
+    q.jobs.emplace(*q.db, q.clock, std::move(lo));
+    impl_->loop.adopt();
+  }
+  int& inotify_fd = impl_->inotify_fd;
+  inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (inotify_fd >= 0) inotify_add_watch(inotify_fd, jobs_dir(state_dir).c_str(), IN_MOVED_TO);
+  if (pipe2(impl_->wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return fail(Error::io("pipe", errno));
+  impl_->server = std::make_unique<SocketServer>(
+      socket_path(state_dir),
+      [this](const Principal& who, const nlohmann::json& req) { return handle(who, req); });
+  CARDIAC_TRY(impl_->server->start());
+  impl_->thread = std::thread([this] { impl_->run_loop(); });
+  log::info("queue: policy {}, socket {}", s.policy, socket_path(state_dir));
+  return {};
+}
+
+void Queue::stop() {
+  Impl& i = *impl_;
+  if (i.stopping.exchange(true)) return;
+  if (i.server) i.server->stop();
+  i.wake();
+  if (i.thread.joinable()) i.thread.join();
+  for (int fd : {i.inotify_fd, i.wake_pipe[0], i.wake_pipe[1]}) {
+    if (fd >= 0) ::close(fd);
+  }
+  i.inotify_fd = i.wake_pipe[0] = i.wake_pipe[1] = -1;
+}
+
+void Queue::Impl::run_loop() {
+  const int tick_ms = static_cast<int>(shared.options.tick / kNsPerMs);
+  while (!stopping) {
+    loop.tick();
+    pollfd fds[2] = {{wake_pipe[0], POLLIN, 0}, {inotify_fd, POLLIN, 0}};
+    int n = poll(fds, inotify_fd >= 0 ? 2 : 1, tick_ms);
+    if (n > 0) {
+      char buf[4096];
+      while (::read(wake_pipe[0], buf, sizeof(buf)) > 0) {
+      }
+      if (inotify_fd >= 0) {
+        while (::read(inotify_fd, buf, sizeof(buf)) > 0) {
+        }
       }
     }
-    if (j.runner_pid && process_alive(*j.runner_pid, j.runner_start.value_or(-1))) {
-      log::info("queue: adopted job {} (runner pid {})", j.id, *j.runner_pid);
+  }
+}
+
+void Queue::tick() {
+  impl_->loop.tick();
+}
+
+nlohmann::json Queue::handle(const Principal& who, const nlohmann::json& req) {
+  QueueShared& q = impl_->shared;
+  if (auto st = may_use(q.auth, who); !st) return error_response(st.error());
+  std::string op = req.value("op", std::string());
+  if (op == "submit") {
+    // Waits for the first GPU sample without the lock, in 20 ms naps counted against the
+    // bound rather than timed on the queue's clock: the sampler runs in real time whatever
+    // clock the queue is given.
+    constexpr DurationNs kNap = 20 * kNsPerMs;
+    for (DurationNs waited = 0;
+         waited < q.options.first_sample_wait && !impl_->stopping && q.view && !q.view().report;
+         waited += kNap) {
+      timespec ts{0, kNap};
+      nanosleep(&ts, nullptr);
     }
   }
-  // Runners that ended or vanished while no agent was watching are settled by the first tick.
+  bool wakes = false;
+  Result<nlohmann::json> r = nlohmann::json();
+  {
+    std::lock_guard lock(q.mu);
+    if (!q.db) return error_response(Error::unavailable("the queue is not started"));
+    r = impl_->requests.handle(op, who, req, wakes);
+  }
+  if (wakes) impl_->wake();
+  if (!r) return error_response(r.error());
+  return ok_response(std::move(*r));
+}
+
+Result<nlohmann::json> Queue::api_json() {
+  QueueShared& q = impl_->shared;
+  std::lock_guard lock(q.mu);
+  if (!q.db) return fail(Error::unavailable("the queue is not started"));
+  return impl_->requests.api();
+}
+
+metrics::QueueMetrics Queue::metrics() {
+  std::lock_guard lock(impl_->shared.mu);
+  return impl_->shared.metrics_locked();
 }
 
 }  // namespace cardiac::queue

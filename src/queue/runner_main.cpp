@@ -21,10 +21,6 @@ extern char** environ;
 namespace cardiac::queue {
 namespace {
 
-TimeNs mono() {
-  return SystemClock::instance().monotonic();
-}
-
 // A note from the runner itself, appended to the job's stderr log.
 void note(int fd, const std::string& text) {
   std::string line = "cardiac: " + text + "\n";
@@ -112,7 +108,8 @@ Prepared prepare(const RunSpec& spec) {
 
 class Runner {
  public:
-  Runner(RunSpec spec, JobPaths paths) : spec_(std::move(spec)), paths_(std::move(paths)) {}
+  Runner(RunSpec spec, JobPaths paths, const Clock& clock)
+      : spec_(std::move(spec)), paths_(std::move(paths)), clock_(clock) {}
 
   int run() {
     out_fd_ = open_log(paths_.out, spec_);
@@ -125,7 +122,7 @@ class Runner {
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) return finish_with_error("pipe failed");
     Prepared p = prepare(spec_);
-    record_.started_ns = SystemClock::instance().now();
+    record_.started_ns = clock_.now();
     child_ = fork();
     if (child_ < 0) return finish_with_error(fmt::format("fork: {}", std::strerror(errno)));
     if (child_ == 0) child_main(spec_, p, out_fd_, err_fd_, report[1]);
@@ -167,7 +164,7 @@ class Runner {
 
   void supervise(const sigset_t& set) {
     // 0: no time limit.
-    const TimeNs deadline = spec_.time_limit > 0 ? mono() + spec_.time_limit : 0;
+    const TimeNs deadline = spec_.time_limit > 0 ? clock_.monotonic() + spec_.time_limit : 0;
     while (true) {
       int status = 0;
       pid_t r = waitpid(child_, &status, WNOHANG);
@@ -176,7 +173,7 @@ class Runner {
         if (WIFSIGNALED(status)) record_.signal = WTERMSIG(status);
         break;
       }
-      TimeNs now = mono();
+      TimeNs now = clock_.monotonic();
       if (deadline > 0 && now >= deadline && !kill_at_) {
         record_.timed_out = true;
         note(err_fd_, fmt::format("time limit of {} s reached; stopping the job",
@@ -196,7 +193,7 @@ class Runner {
       if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT) {
         if (!record_.stopped) note(err_fd_, "stopped by the agent");
         record_.stopped = true;
-        begin_stop(mono());
+        begin_stop(clock_.monotonic());
       }
     }
     // Whatever the job left behind in its group goes with it: no stray process may keep a GPU.
@@ -213,7 +210,7 @@ class Runner {
   int write_record() {
     record_.job = spec_.job;
     record_.attempt = spec_.attempt;
-    record_.ended_ns = SystemClock::instance().now();
+    record_.ended_ns = clock_.now();
     if (record_.started_ns == 0) record_.started_ns = record_.ended_ns;
     auto st = write_file_atomically(paths_.exit, to_json(record_).dump() + "\n");
     if (!st) {
@@ -225,6 +222,7 @@ class Runner {
 
   RunSpec spec_;
   JobPaths paths_;
+  const Clock& clock_;
   ExitRecord record_;
   int out_fd_ = -1;
   int err_fd_ = -1;
@@ -239,6 +237,8 @@ int run_job_runner(int argc, char** argv) {
   // would keep the agent's port after it died).
   close_range(3, ~0U, 0);
   if (argc < 5) return 2;
+  // The runner process's own root: its one clock is the real one.
+  const Clock& clock = SystemClock::instance();
   std::string state_dir = argv[2];
   auto id = parse_i64(argv[3]);
   auto attempt = parse_i64(argv[4]);
@@ -257,11 +257,11 @@ int run_job_runner(int argc, char** argv) {
     e.attempt = static_cast<unsigned>(*attempt);
     e.exit_code = 127;
     e.error = spec ? "run spec is for another attempt" : spec.error().what();
-    e.started_ns = e.ended_ns = SystemClock::instance().now();
+    e.started_ns = e.ended_ns = clock.now();
     return write_file_atomically(paths.exit, to_json(e).dump() + "\n") ? 1 : 3;
   }
   umask(077);
-  return Runner(std::move(*spec), paths).run();
+  return Runner(std::move(*spec), paths, clock).run();
 }
 
 }  // namespace cardiac::queue

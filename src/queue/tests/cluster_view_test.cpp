@@ -6,7 +6,7 @@
 
 #include "core/format.h"
 
-#include "queue/tests/test_support.h"
+#include "queue/tests/support.h"
 
 namespace cardiac::queue {
 namespace {

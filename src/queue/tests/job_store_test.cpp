@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "queue/tests/test_support.h"
+#include "queue/tests/support.h"
 #include "store/schema.h"
 
 namespace cardiac::queue {

@@ -10,7 +10,8 @@
 #include <filesystem>
 
 #include "core/format.h"
-#include "queue/tests/queue_fixture.h"
+#include "queue/job_store.h"
+#include "queue/tests/support.h"
 #include "store/schema.h"
 
 namespace cardiac::queue {
@@ -29,7 +30,8 @@ class QueuePolicyTest : public testing::QueueFixture {
                 " ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done"};
   }
 
-  // Outlives the queue, which the fixture stops in TearDown.
+  // Outlives the queue, which the fixture stops in TearDown. Starts at the real time: the
+  // runners are real processes that stamp their ends on the real clock.
   ManualClock manual_{SystemClock::instance().now()};
 
   JobId submit_with(std::vector<std::string> argv, const std::function<void(nlohmann::json&)>& set,
@@ -90,7 +92,7 @@ TEST_F(QueuePolicyTest, FairTreeOrderAcrossAccountsDecidesWhichJobStartsFirst) {
     std::filesystem::create_directories(dir_.file("state"));
     auto db = store::open_store(dir_.file("state/cardiac.db"));
     ASSERT_TRUE(db);
-    TimeNs now = SystemClock::instance().now();
+    TimeNs now = clock_->now();
     ASSERT_TRUE(save_usage(*db, "cq-rx", {50, 50, now}));
     ASSERT_TRUE(save_usage(*db, "cq-ox", {20, 20, now}));
   }

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <random>
 
-#include "queue/tests/queue_fixture.h"
+#include "queue/tests/support.h"
 #include "sched/tests/easy_reference.h"
 
 namespace cardiac::queue {
@@ -42,7 +42,8 @@ class QueueSchedTest : public testing::QueueFixture {
     set_view([&](health::StatusReport& r) { r.nvml.available = available; });
   }
 
-  // Outlives the queue, which the fixture stops in TearDown.
+  // Outlives the queue, which the fixture stops in TearDown. Starts at the real time: the
+  // runners are real processes that stamp their ends on the real clock.
   ManualClock manual_{SystemClock::instance().now()};
 };
 

@@ -13,9 +13,9 @@
 #include <numeric>
 
 #include "core/format.h"
+#include "queue/job_store.h"
 #include "queue/proc.h"
-#include "queue/tests/queue_fixture.h"
-#include "queue/tests/test_support.h"
+#include "queue/tests/support.h"
 #include "store/schema.h"
 
 namespace cardiac::queue {
@@ -114,7 +114,7 @@ TEST_F(QueueTest, FairSharePolicyFavoursTheUserWhoUsedLess) {
     std::filesystem::create_directories(dir_.file("state"));
     auto db = store::open_store(dir_.file("state/cardiac.db"));
     ASSERT_TRUE(db);
-    TimeNs now = SystemClock::instance().now();
+    TimeNs now = clock_->now();
     ASSERT_TRUE(save_usage(*db, heavy.user, {1e6, 1e6, now}));
     ASSERT_TRUE(save_usage(*db, light.user, {10, 10, now}));
   }

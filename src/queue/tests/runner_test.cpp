@@ -11,7 +11,7 @@
 #include <filesystem>
 
 #include "queue/proc.h"
-#include "queue/tests/test_support.h"
+#include "queue/tests/support.h"
 
 namespace cardiac::queue {
 namespace {

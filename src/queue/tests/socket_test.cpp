@@ -10,12 +10,15 @@
 
 #include "queue/client.h"
 #include "queue/protocol.h"
-#include "queue/tests/test_support.h"
+#include "queue/tests/support.h"
 
 namespace cardiac::queue {
 namespace {
 
 using testing::TempDir;
+
+// The servers answer at once: the client's clock only bounds a wait that never runs out.
+const ManualClock manual_clock;
 
 nlohmann::json echo(const Principal& who, const nlohmann::json& req) {
   if (req["op"] == "fail") return error_response(Error::not_found("no such thing"));
@@ -29,16 +32,16 @@ TEST(Socket, AnswersWithThePeersIdentity) {
   struct stat st {};
   ASSERT_EQ(::stat(socket_path(dir.path()).c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0666u);
-  auto r = call_agent(dir.path(), {{"op", "ping"}});
+  auto r = call_agent(manual_clock, dir.path(), {{"op", "ping"}});
   ASSERT_TRUE(r) << r.error().what();
   EXPECT_EQ((*r)["uid"], getuid());
   EXPECT_EQ((*r)["op"], "ping");
-  auto e = call_agent(dir.path(), {{"op", "fail"}});
+  auto e = call_agent(manual_clock, dir.path(), {{"op", "fail"}});
   ASSERT_FALSE(e);
   EXPECT_EQ(e.error().code, ErrorCode::kNotFound);
   server.stop();
   EXPECT_FALSE(std::filesystem::exists(socket_path(dir.path())));
-  auto gone = call_agent(dir.path(), {{"op", "ping"}});
+  auto gone = call_agent(manual_clock, dir.path(), {{"op", "ping"}});
   ASSERT_FALSE(gone);
   EXPECT_EQ(gone.error().code, ErrorCode::kUnavailable);
   EXPECT_NE(gone.error().what().find("cardiac agent"), std::string::npos);
@@ -77,7 +80,7 @@ TEST(Socket, BadRequestsGetClearErrors) {
   std::string big(kMaxRequestBytes + 10, 'x');
   EXPECT_NE(raw(path, big).find("over the limit"), std::string::npos);
   // The server still serves after all that.
-  EXPECT_TRUE(call_agent(dir.path(), {{"op", "ping"}}));
+  EXPECT_TRUE(call_agent(manual_clock, dir.path(), {{"op", "ping"}}));
 }
 
 TEST(Socket, AStaleSocketFileIsReplacedALiveOneIsNot) {
@@ -98,7 +101,7 @@ TEST(Socket, AStaleSocketFileIsReplacedALiveOneIsNot) {
   auto st = second.start();
   ASSERT_FALSE(st);
   EXPECT_NE(st.error().what().find("another cardiac agent"), std::string::npos);
-  EXPECT_TRUE(call_agent(dir.path(), {{"op", "ping"}}));
+  EXPECT_TRUE(call_agent(manual_clock, dir.path(), {{"op", "ping"}}));
 }
 
 }  // namespace

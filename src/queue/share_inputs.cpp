@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Policy parameters, the account tree and account checks for submitted jobs.
-#include "queue/fair_share.h"
+// Policy parameters, the account tree, account checks for submitted jobs, and usage.
+#include "queue/share_inputs.h"
 
 #include <algorithm>
 #include <vector>
 
 #include "core/format.h"
+#include "core/log.h"
+#include "queue/job_store.h"
 
 namespace cardiac::queue {
 
@@ -50,6 +52,41 @@ Result<std::string> resolve_account(const config::QueueSettings& s, const std::s
                          ? fmt::format("{} is in no account ([[queue.user]] in cardiac.toml)", user)
                          : fmt::format("{}'s accounts: {}", user, fmt::join(theirs, ", "));
   return fail(Error::invalid(fmt::format("--account {}: {}; {}", requested, what, have)));
+}
+
+sched::Usage usage_now(const store::Db& db, const sched::PolicyConfig& policy,
+                       const config::QueueSettings& s, TimeNs now) {
+  sched::Usage u;
+  if (auto rows = load_usage(db)) {
+    for (const auto& [user, row] : *rows) {
+      u.usage[user] = row.decayed;
+      u.updated_at = std::max(u.updated_at, row.updated_ns);
+    }
+  }
+  if (u.updated_at == 0) u.updated_at = now;
+  sched::decay_usage(u, now, policy.half_life);
+  add_tree(u, s);
+  return u;
+}
+
+void record_usage(store::Db& db, const sched::PolicyConfig& policy, const config::QueueSettings& s,
+                  const Job& j, TimeNs end, TimeNs now) {
+  if (!j.start_ns || end <= *j.start_ns) return;
+  double gpu_seconds =
+      static_cast<double>(j.gpu_indices.size()) * static_cast<double>(end - *j.start_ns) / 1e9;
+  auto rows = load_usage(db);
+  if (!rows) return;
+  sched::Usage u = usage_now(db, policy, s, now);
+  sched::charge_usage(u, j.user, gpu_seconds);
+  for (const auto& [user, decayed] : u.usage) {
+    UsageRow row = (*rows)[user];
+    row.decayed = decayed;
+    row.updated_ns = now;
+    if (user == j.user) row.total_gpu_seconds += gpu_seconds;
+    if (auto st = save_usage(db, user, row); !st) {
+      log::warn("queue: usage of {}: {}", user, st.error().what());
+    }
+  }
 }
 
 }  // namespace cardiac::queue

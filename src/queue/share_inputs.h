@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// The live queue's side of fair share: the scheduler's policy parameters and account tree from
-// the [queue] settings, and which account a submitted job is charged to.
+// What the fair-share policy (sched/fairshare.cpp) is given by the live queue: the scheduler's
+// policy parameters and account tree from the [queue] settings, which account a submitted job
+// is charged to, and the usage recorded in the store (queue_usage) that finished attempts add to.
 #pragma once
 
 #include <string>
 
 #include "config/config.h"
 #include "core/result.h"
+#include "queue/job.h"
 #include "sched/sched.h"
+#include "store/db.h"
 
 namespace cardiac::queue {
 
@@ -24,5 +27,14 @@ void add_tree(sched::Usage& u, const config::QueueSettings& s);
 // that no accounts are configured.
 Result<std::string> resolve_account(const config::QueueSettings& s, const std::string& user,
                                     const std::string& requested);
+
+// Everyone's usage from the store, decayed to `now`, with the settings' account tree.
+sched::Usage usage_now(const store::Db& db, const sched::PolicyConfig& policy,
+                       const config::QueueSettings& s, TimeNs now);
+
+// Adds the GPU time of `j`'s attempt that ended at `end` to its user's usage in the store
+// (decaying everyone's to `now` on the way); errors are logged, a job's end is not held up.
+void record_usage(store::Db& db, const sched::PolicyConfig& policy, const config::QueueSettings& s,
+                  const Job& j, TimeNs end, TimeNs now);
 
 }  // namespace cardiac::queue

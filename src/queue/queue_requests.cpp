@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The queue's requests: submit, list, jobs, cancel, hold/release, logs, why, share, fence.
+// The queue's requests: submit, list, jobs, cancel, hold/release, logs, why, share, fence;
+// the dispatcher and the API view.
+#include "queue/queue_requests.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -11,8 +14,10 @@
 #include "core/time.h"
 #include "core/units.h"
 #include "nvml/pci.h"
-#include "queue/fair_share.h"
-#include "queue/queue.h"
+#include "queue/cluster_view.h"
+#include "queue/job_store.h"
+#include "queue/runner.h"
+#include "queue/share_inputs.h"
 
 namespace cardiac::queue {
 namespace {
@@ -32,46 +37,101 @@ std::string basename_of(const std::string& path) {
 
 }  // namespace
 
-Result<Job> Queue::load_job(const nlohmann::json& req) {
+Result<nlohmann::json> Requests::handle(const std::string& op, const Principal& who,
+                                        const nlohmann::json& req, bool& wakes) {
+  wakes = op == "submit" || op == "cancel" || op == "hold" || op == "release" || op == "fence";
+  if (op == "submit") return submit(who, req);
+  if (op == "list") return list(req);
+  if (op == "jobs") return jobs(req);
+  if (op == "cancel") return cancel(who, req);
+  if (op == "hold" || op == "release") return hold(who, req, op == "hold");
+  if (op == "logs") return logs(who, req);
+  if (op == "why") return why(req);
+  if (op == "share") return share();
+  if (op == "fence") return fence(who, req);
+  if (op == "ping") {
+    return nlohmann::json{{"policy", q_.options.settings.policy},
+                          {"agent_uid", q_.auth.agent_uid},
+                          {"user", who.user},
+                          {"admin", is_admin(q_.auth, who)}};
+  }
+  wakes = false;
+  return fail(Error::invalid(fmt::format("unknown op '{}'", op)));
+}
+
+Result<nlohmann::json> Requests::api() {
+  auto counts = count_by_state(*q_.db);
+  if (!counts) return fail(counts.error());
+  auto rows = list(nlohmann::json::object());
+  if (!rows) return fail(rows.error());
+  auto fences = list_fences(*q_.db, false);
+  if (!fences) return fail(fences.error());
+  nlohmann::json c = nlohmann::json::object();
+  for (const auto& [state, n] : *counts) c[std::string(job_state_name(state))] = n;
+  nlohmann::json f = nlohmann::json::array();
+  for (const auto& fe : *fences) {
+    f.push_back({{"gpu", fe.gpu},
+                 {"uuid", fe.uuid},
+                 {"reason", fe.reason},
+                 {"who", fe.who},
+                 {"automatic", fe.automatic},
+                 {"since", format_iso8601(fe.created_ns)}});
+  }
+  nlohmann::json outside = nlohmann::json::object();
+  for (const auto& [gpu, who] : q_.busy_outside) outside[std::to_string(gpu)] = who;
+  nlohmann::json alerting = nlohmann::json::object();
+  for (const auto& [gpu, why] : q_.alerting) alerting[std::to_string(gpu)] = why;
+  auto m = q_.metrics_locked();
+  return nlohmann::json{{"policy", q_.options.settings.policy},
+                        {"counts", c},
+                        {"jobs", (*rows)["jobs"]},
+                        {"fences", f},
+                        {"busy_outside", outside},
+                        {"critical_alerts", alerting},
+                        {"gpus_allocated", m.gpus_allocated},
+                        {"gpus_allocated_idle", m.gpus_allocated_idle},
+                        {"blocked", q_.blocked}};
+}
+
+Result<Job> Requests::load_job(const nlohmann::json& req) {
   auto id = id_of(req);
   if (!id) return fail(id.error());
-  auto j = get_job(*db_, *id);
+  auto j = get_job(*q_.db, *id);
   if (!j) return fail(j.error());
   if (!*j) return fail(Error::not_found(fmt::format("no job {}", *id)));
   return std::move(**j);
 }
 
-nlohmann::json Queue::job_row(const Job& j) {
+nlohmann::json Requests::job_row(const Job& j) {
   nlohmann::json row = to_json(j);
   if (j.state == JobState::kPending || j.state == JobState::kHeld) {
-    auto it = reasons_.find(j.id);
+    auto it = q_.reasons.find(j.id);
     if (j.state == JobState::kHeld) {
       row["why"] = j.reason.empty() ? "held" : j.reason;
-    } else if (it != reasons_.end()) {
+    } else if (it != q_.reasons.end()) {
       row["why"] = it->second;
-    } else if (!blocked_.empty()) {
-      row["why"] = blocked_;
+    } else if (!q_.blocked.empty()) {
+      row["why"] = q_.blocked;
     } else {
       row["why"] = "waiting for the next scheduling pass";
     }
-    for (std::size_t i = 0; i < last_.order.size(); ++i) {
-      if (last_.order[i] == j.id) row["position"] = i + 1;
+    for (std::size_t i = 0; i < q_.last.order.size(); ++i) {
+      if (q_.last.order[i] == j.id) row["position"] = i + 1;
     }
   }
   return row;
 }
 
-Result<nlohmann::json> Queue::op_submit(const Principal& who, const nlohmann::json& req) {
+Result<nlohmann::json> Requests::submit(const Principal& who, const nlohmann::json& req) {
   auto r = parse_submit(req.contains("job") ? req["job"] : nlohmann::json());
   if (!r) return fail(r.error());
-  CARDIAC_TRY(may_set_priority(auth_, who, r->priority));
+  CARDIAC_TRY(may_set_priority(q_.auth, who, r->priority));
   for (JobId dep : r->after) {
-    auto d = get_job(*db_, dep);
+    auto d = get_job(*q_.db, dep);
     if (!d) return fail(d.error());
     if (!*d) return fail(Error::invalid(fmt::format("--after {}: no such job", dep)));
   }
   Job j;
-  j.state = JobState::kPending;
   j.user = who.user;
   j.uid = who.uid;
   j.gid = who.gid;
@@ -86,12 +146,12 @@ Result<nlohmann::json> Queue::op_submit(const Principal& who, const nlohmann::js
   j.priority = r->priority;
   j.time_limit = r->time_limit;
   j.after = r->after;
-  auto account = resolve_account(options_.settings, who.user, r->account);
+  auto account = resolve_account(q_.options.settings, who.user, r->account);
   if (!account) return fail(account.error());
   j.account = std::move(*account);
   // Impossible requests are refused here, not left pending forever; one too large for the
   // GPUs not fenced now is queued with a warning (it starts once they are healthy again).
-  MachineView view = view_ ? view_() : MachineView{};
+  MachineView view = q_.machine();
   if (view.report && !view.report->nvml.available && !view.gpus_seen) {
     return fail(Error::unavailable(
         fmt::format("no GPU has been seen since the agent started: NVML is unavailable ({}: {}); "
@@ -103,55 +163,49 @@ Result<nlohmann::json> Queue::op_submit(const Principal& who, const nlohmann::js
     ClusterInput in;
     in.report = view.report.get();
     in.count_outside = false;
-    in.hostname = options_.hostname;
+    in.hostname = q_.options.hostname;
     auto v = build_cluster(in);
     if (auto ok = sched::feasible(v.cluster, to_sched_job(j)); !ok) {
       return fail(Error::invalid("this job can never run here: " + ok.error().message));
     }
     for (auto& g : v.cluster.nodes.front().gpus) {
-      if (fenced_.count(g.index)) g.health = sched::GpuHealth::kFenced;
+      if (q_.fenced.count(g.index)) g.health = sched::GpuHealth::kFenced;
     }
     if (auto ok = sched::fits_healthy(v.cluster, to_sched_job(j)); !ok) {
       warning = ok.error().message + ": it waits until enough GPUs are healthy again";
     }
   }
-  j.submit_ns = clock_.now();
-  auto tx = store::Transaction::begin(*db_);
-  if (!tx) return fail(tx.error());
-  auto id = insert_job(*db_, j);
-  if (!id) return fail(id.error());
-  CARDIAC_TRY(tx->commit());
-  j.id = *id;
+  CARDIAC_TRY(q_.jobs->submit(j));
   nlohmann::json reply{{"id", j.id}, {"job", to_json(j)}};
   if (!warning.empty()) reply["warning"] = warning;
   return reply;
 }
 
-Result<nlohmann::json> Queue::op_list(const nlohmann::json& req) {
-  auto jobs = jobs_in_states(*db_, {JobState::kRunning, JobState::kPending, JobState::kHeld});
+Result<nlohmann::json> Requests::list(const nlohmann::json& req) {
+  auto jobs = jobs_in_states(*q_.db, {JobState::kRunning, JobState::kPending, JobState::kHeld});
   if (!jobs) return fail(jobs.error());
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& j : *jobs) rows.push_back(job_row(j));
   if (req.value("all", false)) {
-    auto ended = jobs_ended_since(*db_, 0, 1000);
+    auto ended = jobs_ended_since(*q_.db, 0, 1000);
     if (!ended) return fail(ended.error());
     for (const auto& j : *ended) rows.push_back(job_row(j));
   }
-  return nlohmann::json{{"jobs", std::move(rows)}, {"blocked", blocked_}};
+  return nlohmann::json{{"jobs", std::move(rows)}, {"blocked", q_.blocked}};
 }
 
-Result<nlohmann::json> Queue::op_jobs(const nlohmann::json& req) {
+Result<nlohmann::json> Requests::jobs(const nlohmann::json& req) {
   TimeNs since = req.value("since_ns", TimeNs{0});
   auto limit = req.value("limit", std::int64_t{10000});
   auto jobs =
-      jobs_ended_since(*db_, since, static_cast<std::size_t>(std::max<std::int64_t>(limit, 1)));
+      jobs_ended_since(*q_.db, since, static_cast<std::size_t>(std::max<std::int64_t>(limit, 1)));
   if (!jobs) return fail(jobs.error());
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& j : *jobs) rows.push_back(to_json(j));
   return nlohmann::json{{"jobs", std::move(rows)}};
 }
 
-Result<nlohmann::json> Queue::op_cancel(const Principal& who, const nlohmann::json& req) {
+Result<nlohmann::json> Requests::cancel(const Principal& who, const nlohmann::json& req) {
   if (!req.contains("ids") || !req["ids"].is_array() || req["ids"].empty()) {
     return fail(Error::invalid("at least one job id is required"));
   }
@@ -161,18 +215,15 @@ Result<nlohmann::json> Queue::op_cancel(const Principal& who, const nlohmann::js
     auto one = [&]() -> Result<std::string> {
       auto j = load_job({{"id", idj}});
       if (!j) return fail(j.error());
-      CARDIAC_TRY(may_control(auth_, who, *j, "cancel"));
+      CARDIAC_TRY(may_control(q_.auth, who, *j, "cancel"));
       std::string reason = "cancelled by " + who.user;
       switch (j->state) {
         case JobState::kPending:
         case JobState::kHeld:
-          j->state = JobState::kCancelled;
-          j->end_ns = clock_.now();
-          j->reason = reason;
-          CARDIAC_TRY(update_job(*db_, *j));
+          CARDIAC_TRY(q_.jobs->cancel(*j, reason));
           return std::string("cancelled");
         case JobState::kRunning:
-          if (j->stop_action != StopAction::kCancel) stop_job(*j, StopAction::kCancel, reason);
+          if (j->stop_action != StopAction::kCancel) q_.stop_job(*j, StopAction::kCancel, reason);
           return std::string("cancelling");
         default:
           return fail(Error::invalid(
@@ -190,42 +241,37 @@ Result<nlohmann::json> Queue::op_cancel(const Principal& who, const nlohmann::js
   return nlohmann::json{{"results", std::move(results)}};
 }
 
-Result<nlohmann::json> Queue::op_hold(const Principal& who, const nlohmann::json& req, bool hold) {
+Result<nlohmann::json> Requests::hold(const Principal& who, const nlohmann::json& req, bool hold) {
   auto j = load_job(req);
   if (!j) return fail(j.error());
-  CARDIAC_TRY(may_control(auth_, who, *j, hold ? "hold" : "release"));
+  CARDIAC_TRY(may_control(q_.auth, who, *j, hold ? "hold" : "release"));
   if (hold) {
     if (j->state != JobState::kPending) {
       return fail(Error::invalid(fmt::format(
           "job {} is {}: only pending jobs can be held{}", j->id, job_state_name(j->state),
           j->state == JobState::kRunning ? " (cancel a running one)" : "")));
     }
-    j->state = JobState::kHeld;
-    j->reason = "held by " + who.user;
+    CARDIAC_TRY(q_.jobs->hold(*j, "held by " + who.user));
   } else {
     if (j->state != JobState::kHeld) {
       return fail(
           Error::invalid(fmt::format("job {} is {}, not held", j->id, job_state_name(j->state))));
     }
-    j->state = JobState::kPending;
-    j->reason.clear();
-    // Age counts from the release: a held job accrues none (Slurm's accrue time).
-    j->eligible_ns = clock_.now();
+    CARDIAC_TRY(q_.jobs->release(*j));
   }
-  CARDIAC_TRY(update_job(*db_, *j));
   return nlohmann::json{{"job", to_json(*j)}};
 }
 
-Result<nlohmann::json> Queue::op_logs(const Principal& who, const nlohmann::json& req) {
+Result<nlohmann::json> Requests::logs(const Principal& who, const nlohmann::json& req) {
   auto j = load_job(req);
   if (!j) return fail(j.error());
-  CARDIAC_TRY(may_read_logs(auth_, who, *j));
+  CARDIAC_TRY(may_read_logs(q_.auth, who, *j));
   std::string stream = req.value("stream", std::string("out"));
   if (stream != "out" && stream != "err") return fail(Error::invalid("stream is out or err"));
   auto offset = req.value("offset", std::int64_t{0});
   auto max = std::clamp<std::int64_t>(req.value("max", kMaxLogChunk), 1, kMaxLogChunk);
   if (offset < 0) return fail(Error::invalid("offset must not be negative"));
-  const JobPaths paths = job_paths(options_.state_dir, j->id);
+  const JobPaths paths = job_paths(q_.options.state_dir, j->id);
   const std::string& path = stream == "out" ? paths.out : paths.err;
   std::string data;
   std::int64_t size = 0;
@@ -247,7 +293,7 @@ Result<nlohmann::json> Queue::op_logs(const Principal& who, const nlohmann::json
                         {"done", is_terminal(j->state) && next >= size}};
 }
 
-Result<nlohmann::json> Queue::op_why(const nlohmann::json& req) {
+Result<nlohmann::json> Requests::why(const nlohmann::json& req) {
   auto j = load_job(req);
   if (!j) return fail(j.error());
   std::vector<std::string> lines;
@@ -262,16 +308,16 @@ Result<nlohmann::json> Queue::op_why(const nlohmann::json& req) {
       lines.push_back(fmt::format("held ({}): `cardiac release {}` lets it run", j->reason, j->id));
       break;
     case JobState::kPending: {
-      auto it = reasons_.find(j->id);
-      lines.push_back(it != reasons_.end() ? it->second
-                      : blocked_.empty()   ? "waiting for the next scheduling pass"
-                                           : blocked_);
-      for (std::size_t i = 0; i < last_.order.size(); ++i) {
-        if (last_.order[i] != j->id) continue;
-        lines.push_back(fmt::format("position {} of {} in the {} order", i + 1, last_.order.size(),
-                                    options_.settings.policy));
+      auto it = q_.reasons.find(j->id);
+      lines.push_back(it != q_.reasons.end() ? it->second
+                      : q_.blocked.empty()   ? "waiting for the next scheduling pass"
+                                             : q_.blocked);
+      for (std::size_t i = 0; i < q_.last.order.size(); ++i) {
+        if (q_.last.order[i] != j->id) continue;
+        lines.push_back(fmt::format("position {} of {} in the {} order", i + 1,
+                                    q_.last.order.size(), q_.options.settings.policy));
       }
-      for (const auto& p : last_.priorities) {
+      for (const auto& p : q_.last.priorities) {
         if (p.job != j->id) continue;
         lines.push_back(fmt::format(
             "priority {:.1f} = age {:.1f} + fair share {:.1f} + size {:.1f} + qos {:.1f}", p.total,
@@ -290,24 +336,24 @@ Result<nlohmann::json> Queue::op_why(const nlohmann::json& req) {
   }
   if (j->restarts > 0) {
     lines.push_back(fmt::format("requeued {} time(s) (retry limit {})", j->restarts,
-                                options_.settings.retry_limit));
+                                q_.options.settings.retry_limit));
   }
   if (j->state == JobState::kPending) {
-    for (const auto& [gpu, why] : fenced_) lines.push_back(fmt::format("GPU {}: {}", gpu, why));
-    for (const auto& [gpu, who] : busy_outside_) {
+    for (const auto& [gpu, why] : q_.fenced) lines.push_back(fmt::format("GPU {}: {}", gpu, why));
+    for (const auto& [gpu, who] : q_.busy_outside) {
       lines.push_back(fmt::format("GPU {} is busy outside the queue: {}", gpu, who));
     }
-    for (const auto& [gpu, why] : alerting_) {
+    for (const auto& [gpu, why] : q_.alerting) {
       lines.push_back(fmt::format("GPU {} has a critical alert firing (used last): {}", gpu, why));
     }
   }
-  auto attempts = attempts_of(*db_, j->id);
+  auto attempts = attempts_of(*q_.db, j->id);
   if (!attempts) return fail(attempts.error());
   nlohmann::json a = nlohmann::json::array();
   for (const auto& at : *attempts) a.push_back(to_json(at));
   nlohmann::json out{{"job", to_json(*j, true)}, {"explanation", lines}, {"attempts", a}};
   if (j->state == JobState::kPending) {
-    for (const auto& p : last_.priorities) {
+    for (const auto& p : q_.last.priorities) {
       if (p.job != j->id) continue;
       out["priority"] = {{"total", p.total},
                          {"age", p.age},
@@ -323,13 +369,14 @@ Result<nlohmann::json> Queue::op_why(const nlohmann::json& req) {
   return out;
 }
 
-Result<nlohmann::json> Queue::op_share() {
-  TimeNs now = clock_.now();
+Result<nlohmann::json> Requests::share() {
+  TimeNs now = q_.clock.now();
   std::vector<std::string> users;
-  auto active = jobs_in_states(*db_, {JobState::kRunning, JobState::kPending, JobState::kHeld});
+  auto active = jobs_in_states(*q_.db, {JobState::kRunning, JobState::kPending, JobState::kHeld});
   if (!active) return fail(active.error());
   for (const auto& j : *active) users.push_back(j.user);
-  auto rows = sched::shares(usage_now(now), policy_, users);
+  auto rows =
+      sched::shares(usage_now(*q_.db, q_.policy, q_.options.settings, now), q_.policy, users);
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : rows) {
     out.push_back(
@@ -344,10 +391,10 @@ Result<nlohmann::json> Queue::op_share() {
          {"depth", r.depth}});
   }
   return nlohmann::json{
-      {"policy", options_.settings.policy}, {"fair_tree", policy_.fair_tree}, {"rows", out}};
+      {"policy", q_.options.settings.policy}, {"fair_tree", q_.policy.fair_tree}, {"rows", out}};
 }
 
-Result<nlohmann::json> Queue::op_fence(const Principal& who, const nlohmann::json& req) {
+Result<nlohmann::json> Requests::fence(const Principal& who, const nlohmann::json& req) {
   std::string action = req.value("action", std::string("list"));
   auto fence_json = [](const Fence& f) {
     return nlohmann::json{{"id", f.id},
@@ -362,7 +409,7 @@ Result<nlohmann::json> Queue::op_fence(const Principal& who, const nlohmann::jso
                           {"cleared_by", f.cleared_by}};
   };
   if (action == "list") {
-    auto fences = list_fences(*db_, req.value("all", false));
+    auto fences = list_fences(*q_.db, req.value("all", false));
     if (!fences) return fail(fences.error());
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& f : *fences) rows.push_back(fence_json(f));
@@ -371,11 +418,11 @@ Result<nlohmann::json> Queue::op_fence(const Principal& who, const nlohmann::jso
   if (action != "add" && action != "clear") {
     return fail(Error::invalid(fmt::format("unknown fence action '{}'", action)));
   }
-  CARDIAC_TRY(may_fence(auth_, who));
+  CARDIAC_TRY(may_fence(q_.auth, who));
   std::string gpu = req.value("gpu", std::string());
   if (gpu.empty()) return fail(Error::invalid("a GPU (index or UUID) is required"));
   // Resolve against the latest sample: an index or a UUID.
-  MachineView view = view_ ? view_() : MachineView{};
+  MachineView view = q_.machine();
   std::optional<unsigned> index;
   std::string uuid;
   if (auto n = parse_u64(gpu)) index = static_cast<unsigned>(*n);
@@ -398,22 +445,23 @@ Result<nlohmann::json> Queue::op_fence(const Principal& who, const nlohmann::jso
     uuid = gpu;
     index = 0;
   }
-  TimeNs now = clock_.now();
+  TimeNs now = q_.clock.now();
   if (action == "add") {
     std::string reason = req.value("reason", std::string());
     if (reason.empty()) return fail(Error::invalid("a reason is required (--reason)"));
     Fence f{0, *index, uuid, reason, who.user, false, now, std::nullopt, ""};
-    auto id = add_fence(*db_, f);
+    auto id = add_fence(*q_.db, f);
     if (!id) return fail(id.error());
     f.id = *id;
-    if (options_.on_fence) options_.on_fence({true, *index, uuid, reason, who.user, false, now});
+    if (q_.options.on_fence)
+      q_.options.on_fence({true, *index, uuid, reason, who.user, false, now});
     return nlohmann::json{{"fence", fence_json(f)}};
   }
-  auto n = clear_fences(*db_, *index, uuid, who.user, now);
+  auto n = clear_fences(*q_.db, *index, uuid, who.user, now);
   if (!n) return fail(n.error());
   if (*n == 0) return fail(Error::not_found(fmt::format("GPU {} has no active fence", gpu)));
-  if (options_.on_fence) {
-    options_.on_fence(
+  if (q_.options.on_fence) {
+    q_.options.on_fence(
         {false, *index, uuid, fmt::format("cleared by {}", who.user), who.user, false, now});
   }
   nlohmann::json out{{"cleared", *n}};
@@ -423,7 +471,7 @@ Result<nlohmann::json> Queue::op_fence(const Principal& who, const nlohmann::jso
     // The Xids seen so far are dealt with by this clear; only new ones fence it again.
     std::string bus = nvml::normalize_pci_bus_id(g.reading.pci_bus_id);
     for (const auto& [key, count] : view.xid_counts) {
-      if (!bus.empty() && nvml::normalize_pci_bus_id(key.first) == bus) xid_acked_[key] = count;
+      if (!bus.empty() && nvml::normalize_pci_bus_id(key.first) == bus) q_.xid_acked[key] = count;
     }
     if (auto why = critical_finding(g.reading, {})) {
       out["warning"] = "still critical, so it will be fenced again: " + *why;

@@ -1,18 +1,82 @@
 // SPDX-License-Identifier: Apache-2.0
-// The queue in-process for tests: a temporary state directory, a hand-made machine view the
-// test changes, the request helpers, and real runners started from the cardiac binary.
+// The queue's test helpers: a temporary state directory, hand-made GPU reports, polling, and
+// QueueFixture, the queue in-process with a machine view the test changes, the request
+// helpers and real runners started from the cardiac binary.
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
 
+#include "health/report.h"
+#include "queue/auth.h"
 #include "queue/queue.h"
-#include "queue/tests/test_support.h"
 
 namespace cardiac::queue::testing {
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/cardiac-queue-test-XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Polls `ready` every 10 ms until it holds or `seconds` pass: waits for an observable
+// condition; the bound only keeps a broken test from hanging.
+inline bool eventually(const std::function<bool()>& ready, double seconds = 20) {
+  for (int i = 0; i < static_cast<int>(seconds * 100); ++i) {
+    if (ready()) return true;
+    usleep(10000);
+  }
+  return ready();
+}
+
+// `n` healthy 80 GiB GPUs with UUIDs GPU-test-<i> on buses 0000:<i+10>:00.0.
+inline std::shared_ptr<health::StatusReport> make_report(unsigned n) {
+  auto r = std::make_shared<health::StatusReport>();
+  r->nvml.available = true;
+  for (unsigned i = 0; i < n; ++i) {
+    health::GpuStatus g;
+    g.reading.index = i;
+    g.reading.uuid = "GPU-test-" + std::to_string(i);
+    g.reading.pci_bus_id = "0000:" + std::to_string(10 + i) + ":00.0";
+    g.reading.memory_total = 80ULL << 30;
+    g.reading.memory_used = 4ULL << 20;
+    g.reading.utilization_gpu = 0;
+    g.reading.processes_supported = true;
+    r->gpus.push_back(g);
+  }
+  return r;
+}
+
+inline Principal self_principal() {
+  return resolve_principal(getuid(), getgid(), getpid());
+}
 
 class QueueFixture : public ::testing::Test {
  protected:
@@ -97,7 +161,10 @@ class QueueFixture : public ::testing::Test {
   }
 
   TempDir dir_;
-  const Clock* clock_ = &SystemClock::instance();  // set before start()
+  // The queue's clock; set before start(). The real one by default: the fixture drives real
+  // runners, which stamp their ends on it, and a requeued job's backoff must pass while they
+  // run. Tests that step time set a ManualClock.
+  const Clock* clock_ = &SystemClock::instance();
   std::mutex mu_;
   MachineView view_;
   std::unique_ptr<Queue> q_;

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private to the queue: its scheduling loop. One pass settles ended and vanished runners,
+// fences GPUs with critical findings and stops their jobs, then starts what the policy picks;
+// the job state changes themselves go through the lifecycle.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "queue/cluster_view.h"
+#include "queue/job.h"
+#include "queue/queue_shared.h"
+
+namespace cardiac::queue {
+
+class SchedulingLoop {
+ public:
+  explicit SchedulingLoop(QueueShared& q) : q_(q) {}
+
+  // One pass; takes the shared lock.
+  void tick();
+  // Finds the runners of the jobs that were running when the agent stopped; with the lock
+  // held, at start.
+  void adopt();
+
+ private:
+  void reap_runners();
+  void monitor(std::vector<Job>& running);
+  void fence_and_stop(const ClusterView& v, const std::vector<Job>& running);
+  void schedule(const ClusterView& v, const MachineView& view);
+  // A dependency's state (nullopt: no such job) and end time, for schedule().
+  struct DepState {
+    std::optional<JobState> state;
+    TimeNs end_ns = 0;
+  };
+  DepState dep_state(JobId dep);
+  bool start_job(Job j, const std::vector<unsigned>& gpus, const ClusterView& v);
+  ClusterView cluster_now(const MachineView& view, const std::vector<Job>& running);
+
+  QueueShared& q_;
+  std::set<pid_t> spawned_;  // runners started by this process, to reap (under the lock)
+};
+
+}  // namespace cardiac::queue
