@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The doctor's kernel-log reader: a whole log (file, /dev/kmsg buffer or journal) in any of the
-// formats kmsg knows, turned into events, the lines that belong to them and the boots seen.
+// The doctor's kernel-log parser: a whole log's text (file, /dev/kmsg buffer or journal) in any
+// of the formats kmsg knows, turned into events, the lines that belong to them and the boots
+// seen. Reading it from files, /dev/kmsg or journalctl is live/kernel_log_source.h's.
 #pragma once
 
 #include <cstddef>
@@ -57,35 +58,6 @@ struct KernelLog {
 // facility, journal entries of another transport) never become events. Never fails: what it
 // does not recognise is counted in `lines` only. Pure; thread-safe.
 KernelLog parse_kernel_log(std::string_view text, const KernelLogOptions& o = {});
-
-// Whether `bytes` is binary data rather than text: NULs scattered through it (more than 8
-// runs of them), nothing but NULs, or more than 1 in 20 of its other bytes a control
-// character no text carries. A syslog with a short run of NULs (a
-// crash cut the file) stays text; an executable, a core or a database does not.
-bool looks_binary(std::string_view bytes);
-
-// Reads and parses a log file. A gzip, xz or zstd file (known by its magic bytes, whatever its
-// name) is decompressed first; what a truncated or corrupt one held up to the damage is kept
-// and `read_notes` says so. Binary content (looks_binary, after decompression) is not parsed:
-// `binary` is set and no event comes from it. Logs over 256 MiB (decompressed) are read from their
-// last 256 MiB (the newest lines matter most). Errors (missing, unreadable, a directory) name the
-// path.
-Result<KernelLog> read_kernel_log_file(const std::string& path, const KernelLogOptions& o = {});
-
-// Where the live kernel log comes from; tests point these at stand-ins.
-struct LiveKernelLogSources {
-  std::string kmsg_path = "/dev/kmsg";
-  std::string journalctl;  // the program; empty: "journalctl" looked up in PATH
-  DurationNs journal_timeout = 15 * kNsPerSec;
-};
-
-// The current boot's kernel log: the whole /dev/kmsg buffer from its start without blocking,
-// or, when /dev/kmsg cannot be opened (dmesg_restrict, containers), the output of
-// `journalctl -k -b -o short-iso --no-pager`, cut at `journal_timeout` (what arrived by then is
-// kept and the source says so). Fails with both reasons when neither can be read. When
-// `o.boot_time_ns` is unset it is taken from the system clocks.
-Result<KernelLog> read_live_kernel_log(const KernelLogOptions& o = {},
-                                       const LiveKernelLogSources& sources = {});
 
 // Whether a hung task's call trace (its context lines) runs through the NVIDIA modules.
 bool trace_through_nvidia(const std::vector<std::string>& lines);

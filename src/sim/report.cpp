@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "core/svg.h"
 #include "core/text.h"
 
 namespace cardiac::sim {
@@ -47,30 +48,33 @@ std::string svg_chart(const std::vector<NamedResult>& runs, const std::string& t
   if (vmax <= 0) vmax = 1;
   auto x = [&](double t) { return kL + (kW - kL - kR) * t / tmax; };
   auto y = [&](double v) { return kT + (kH - kT - kB) * (1 - v / vmax); };
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">"
-      "<text x=\"{}\" y=\"16\" font-weight=\"bold\">{}</text>",
-      kW, kH, kL, html_escape(title));
-  svg += fmt::format(
-      "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#999\"/>"
-      "<line x1=\"{0}\" y1=\"{3}\" x2=\"{0}\" y2=\"{1}\" stroke=\"#999\"/>",
-      kL, kH - kB, kW - kR, kT);
-  svg += fmt::format("<text x=\"4\" y=\"{}\" font-size=\"11\">{:.4g} {}</text>", kT + 4, vmax,
-                     html_escape(unit));
-  svg += fmt::format("<text x=\"4\" y=\"{}\" font-size=\"11\">0</text>", kH - kB);
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>",
-                     kW - kR, kH - 8, human_s(tmax));
+  std::string svg = svg::open(
+      "svg",
+      {{"xmlns", "http://www.w3.org/2000/svg"}, {"width", kW}, {"height", kH}, {"role", "img"}});
+  svg += svg::element("text", {{"x", kL}, {"y", 16}, {"font-weight", "bold"}}, title);
+  // Axes: time along the bottom, the value up the left.
+  svg += svg::element(
+      "line", {{"x1", kL}, {"y1", kH - kB}, {"x2", kW - kR}, {"y2", kH - kB}, {"stroke", "#999"}});
+  svg += svg::element("line",
+                      {{"x1", kL}, {"y1", kT}, {"x2", kL}, {"y2", kH - kB}, {"stroke", "#999"}});
+  svg += svg::element("text", {{"x", 4}, {"y", kT + 4}, {"font-size", 11}},
+                      fmt::format("{:.4g} {}", vmax, unit));
+  svg += svg::element("text", {{"x", 4}, {"y", kH - kB}, {"font-size", 11}}, "0");
+  svg += svg::element("text",
+                      {{"x", kW - kR}, {"y", kH - 8}, {"font-size", 11}, {"text-anchor", "end"}},
+                      human_s(tmax));
   for (std::size_t i = 0; i < runs.size(); ++i) {
     std::string pts;
     for (const SeriesPoint& p : runs[i].result.series) {
-      pts += fmt::format("{:.1f},{:.1f} ", x(static_cast<double>(p.time) / 1e9), y(value(p)));
+      pts += svg::num(x(static_cast<double>(p.time) / 1e9)) + "," + svg::num(y(value(p))) + " ";
     }
-    svg += fmt::format(
-        "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"><title>{}"
-        "</title></polyline>",
-        kColors[i % std::size(kColors)], pts, html_escape(runs[i].label));
+    svg += svg::open("polyline", {{"fill", "none"},
+                                  {"stroke", kColors[i % std::size(kColors)]},
+                                  {"stroke-width", "1.5"},
+                                  {"points", pts}});
+    svg += svg::element("title", {}, runs[i].label) + svg::close("polyline");
   }
-  return svg + "</svg>";
+  return svg + svg::close("svg");
 }
 
 struct Row {

@@ -225,7 +225,8 @@ TEST(DoctorInput, OfflineEventTimesComeFromTheLogAndTheCapture) {
 // critical network finding; the probe is listed under what was looked at, like one that passed.
 TEST(DoctorInput, RefusedConnectionIsNotACriticalNetworkFinding) {
   auto closed = doctor::loopback::ClosedTcpPort::reserve();
-  auto near = doctor::loopback::UdpEchoResponder::start({});
+  const SystemClock clock;  // the responder answers over a real socket
+  auto near = doctor::loopback::UdpEchoResponder::start({}, clock);
   ASSERT_TRUE(closed && near);
   auto r = run_cardiac(
       {"doctor", "--json", "--nvml-lib", FAKE_NVML_PATH, "--root", kMinimal, "--window", "0",

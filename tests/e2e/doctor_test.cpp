@@ -284,12 +284,13 @@ TEST(Doctor, NetworkLossOnOneFarTargetIsRemote) {
   // problem is that remote host, not this one or the path.
   using doctor::loopback::EchoBehaviour;
   using doctor::loopback::UdpEchoResponder;
-  auto near_ok = UdpEchoResponder::start({});
-  auto far_ok = UdpEchoResponder::start({});
+  const SystemClock clock;  // the responders delay their echoes in real time
+  auto near_ok = UdpEchoResponder::start({}, clock);
+  auto far_ok = UdpEchoResponder::start({}, clock);
   EchoBehaviour lossy;
   lossy.drop_pattern = EchoBehaviour::drop_every(4);
   lossy.delays = {20 * kNsPerMs};
-  auto far_bad = UdpEchoResponder::start(lossy);
+  auto far_bad = UdpEchoResponder::start(lossy, clock);
   ASSERT_TRUE(near_ok && far_ok && far_bad);
   Doctor d = doctor("healthy-8xh100.json",
                     {"--probe", (*far_bad)->target(), "--probe", (*far_ok)->target(), "--gateway",
@@ -314,11 +315,12 @@ TEST(Doctor, NetworkLossOnOneFarTargetIsRemote) {
 TEST(Doctor, NetworkLossOnEveryFarTargetIsThePath) {
   using doctor::loopback::EchoBehaviour;
   using doctor::loopback::UdpEchoResponder;
-  auto near_ok = UdpEchoResponder::start({});
+  const SystemClock clock;  // the responders delay their echoes in real time
+  auto near_ok = UdpEchoResponder::start({}, clock);
   EchoBehaviour lossy;
   lossy.drop_pattern = EchoBehaviour::drop_every(3);
   lossy.delays = {15 * kNsPerMs};
-  auto far_bad = UdpEchoResponder::start(lossy);
+  auto far_bad = UdpEchoResponder::start(lossy, clock);
   ASSERT_TRUE(near_ok && far_bad);
   Doctor d = doctor("healthy-8xh100.json",
                     {"--probe", (*far_bad)->target(), "--gateway", (*near_ok)->target()}, kMinimal);

@@ -5,17 +5,14 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
-#include <optional>
 #include <set>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "core/format.h"
 #include "core/time.h"
 #include "doctor/checks/kernel_analysis.h"
-#include "doctor/checks/xid_catalog.h"
 #include "doctor/kernel_log.h"
 #include "health/faults.h"
 #include "kmsg/context.h"

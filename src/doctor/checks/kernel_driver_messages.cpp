@@ -3,23 +3,11 @@
 // (with the fatal AER just before it), GSP firmware timeouts, initialisation failures and
 // "needs a reset".
 #include <algorithm>
-#include <cctype>
-#include <map>
-#include <optional>
-#include <set>
 #include <string>
-#include <string_view>
-#include <utility>
 #include <vector>
 
 #include "core/format.h"
-#include "core/time.h"
 #include "doctor/checks/kernel_analysis.h"
-#include "doctor/checks/xid_catalog.h"
-#include "doctor/kernel_log.h"
-#include "health/faults.h"
-#include "kmsg/context.h"
-#include "kmsg/record.h"
 
 namespace cardiac::doctor::kernel_detail {
 

@@ -1,22 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Hung tasks: tasks blocked inside the nvidia module (a driver fault) apart from the other
 // blocked tasks (I/O, NFS, memory), and the hung nvidia tasks an Xid finding mentions.
-#include <algorithm>
-#include <cctype>
-#include <map>
-#include <optional>
 #include <set>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "core/format.h"
-#include "core/time.h"
 #include "doctor/checks/kernel_analysis.h"
-#include "doctor/checks/xid_catalog.h"
 #include "doctor/kernel_log.h"
-#include "health/faults.h"
 #include "kmsg/context.h"
 #include "kmsg/record.h"
 

@@ -3,7 +3,6 @@
 // follow-ons (45, 154) folded into the Xid before them, escalation when the same Xid comes back
 // after a reboot, the driver lines that tell the same story, and the fatal AER before Xid 79.
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
@@ -18,8 +17,6 @@
 #include "doctor/checks/xid_catalog.h"
 #include "doctor/kernel_log.h"
 #include "health/faults.h"
-#include "kmsg/context.h"
-#include "kmsg/record.h"
 
 namespace cardiac::doctor::kernel_detail {
 namespace {

@@ -20,6 +20,7 @@
 
 #include "core/strings.h"
 #include "doctor/kernel_log.h"
+#include "doctor/live/kernel_log_source.h"
 #include "doctor/live/probe.h"
 #include "health/report.h"
 #include "host/bounded.h"
@@ -327,9 +328,10 @@ std::vector<ProcessActivity> activity_between(const ProcTable& before, const Pro
 class BackgroundProbes {
  public:
   BackgroundProbes(std::vector<std::string> targets, std::optional<std::string> gateway,
-                   const ProbeOptions& options) {
-    auto work = [this, targets = std::move(targets), gateway = std::move(gateway), options] {
-      return run_probes(targets, gateway, options, [this](double f) { fraction_.store(f); });
+                   const ProbeOptions& options, const Clock& clock) {
+    auto work = [this, targets = std::move(targets), gateway = std::move(gateway), options,
+                 &clock] {
+      return run_probes(targets, gateway, options, clock, [this](double f) { fraction_.store(f); });
     };
     try {
       result_ = std::async(std::launch::async, std::move(work));
@@ -437,7 +439,7 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
     if (o.probe_targets.empty() && !gateway) {
       probes_skipped = "network: no --probe targets and no default gateway";
     } else {
-      probes.emplace(o.probe_targets, gateway, ProbeOptions{});
+      probes.emplace(o.probe_targets, gateway, ProbeOptions{}, clock);
     }
   } else if (o.offline) {
     probes_skipped = "network: --offline, no probes sent";
@@ -519,7 +521,7 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
     klog = std::move(*read);
     in.kmsg_source = o.kmsg_file;
   } else if (!o.offline && !o.no_kmsg) {
-    auto read = read_live_kernel_log(kopts);
+    auto read = read_live_kernel_log(clock, kopts);
     if (read) {
       in.kmsg_source = read->source;
       klog = std::move(*read);

@@ -13,7 +13,7 @@
 #include "core/time.h"
 #include "core/units.h"
 #include "doctor/decompress.h"
-#include "doctor/kernel_log.h"
+#include "doctor/live/kernel_log_source.h"
 #include "kmsg/reader.h"
 #include "platform/subprocess.h"
 
@@ -96,7 +96,8 @@ std::string find_in_path(const std::string& program) {
   return {};
 }
 
-Result<KernelLog> read_journal(const KernelLogOptions& o, const LiveKernelLogSources& s) {
+Result<KernelLog> read_journal(const KernelLogOptions& o, const LiveKernelLogSources& s,
+                               const Clock& clock) {
   const std::string program = find_in_path(s.journalctl.empty() ? "journalctl" : s.journalctl);
   if (program.empty()) return fail(Error::not_found("journalctl not found in PATH"));
   int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -107,7 +108,7 @@ Result<KernelLog> read_journal(const KernelLogOptions& o, const LiveKernelLogSou
   auto child = Child::spawn(so);
   if (devnull >= 0) ::close(devnull);
   if (!child) return fail(child.error());
-  const TimeNs deadline = SystemClock::instance().monotonic() + s.journal_timeout;
+  const TimeNs deadline = clock.monotonic() + s.journal_timeout;
   std::string text;
   bool cut = false;
   while (true) {
@@ -196,11 +197,11 @@ Result<KernelLog> read_kernel_log_file(const std::string& path, const KernelLogO
   return log;
 }
 
-Result<KernelLog> read_live_kernel_log(const KernelLogOptions& o,
+Result<KernelLog> read_live_kernel_log(const Clock& clock, const KernelLogOptions& o,
                                        const LiveKernelLogSources& sources) {
   KernelLogOptions opts = o;
   if (!opts.boot_time_ns) {
-    opts.boot_time_ns = SystemClock::instance().now() - SystemClock::instance().monotonic();
+    opts.boot_time_ns = clock.now() - clock.monotonic();
   }
   kmsg::KmsgReaderOptions ko;
   ko.from_start = true;
@@ -224,7 +225,7 @@ Result<KernelLog> read_live_kernel_log(const KernelLogOptions& o,
   } else {
     kmsg_error = st.error();
   }
-  auto journal = read_journal(opts, sources);
+  auto journal = read_journal(opts, sources, clock);
   if (journal) return journal;
   return fail(Error::unavailable(fmt::format("cannot read the kernel log: {}; and {}",
                                              kmsg_error.what(), journal.error().what())));

@@ -32,9 +32,6 @@
 namespace cardiac::doctor {
 namespace {
 
-TimeNs mono() {
-  return SystemClock::instance().monotonic();
-}
 double ms_between(TimeNs from, TimeNs to) {
   return static_cast<double>(to - from) / 1e6;
 }
@@ -137,15 +134,15 @@ struct Payload {
 };
 constexpr std::uint32_t kMagic = 0x43524443;  // "CRDC"
 
-std::uint32_t new_token() {
+std::uint32_t new_token(const Clock& clock) {
   // Odd step: successive sessions differ in their low 16 bits too (the raw-ICMP echo id).
   static std::atomic<std::uint32_t> next{static_cast<std::uint32_t>(getpid()) * 2654435761U ^
-                                         static_cast<std::uint32_t>(mono())};
+                                         static_cast<std::uint32_t>(clock.monotonic())};
   return next.fetch_add(0x9E3779B9U);
 }
 
-Payload make_payload(std::uint32_t token, unsigned seq) {
-  return Payload{kMagic, token, static_cast<std::uint32_t>(seq), 0, mono()};
+Payload make_payload(std::uint32_t token, unsigned seq, TimeNs sent) {
+  return Payload{kMagic, token, static_cast<std::uint32_t>(seq), 0, sent};
 }
 
 std::optional<unsigned> payload_seq(const unsigned char* data, std::size_t n, std::uint32_t token) {
@@ -176,6 +173,8 @@ class Prober {
   [[nodiscard]] virtual unsigned refusals() const { return 0; }
 
  protected:
+  explicit Prober(const Clock& clock) : clock_(clock) {}
+  const Clock& clock_;
   std::string note_;
 };
 
@@ -202,13 +201,13 @@ class DatagramProber : public Prober {
         continue;
       }
       if (n < 0) return;
-      TimeNs at = mono();
+      TimeNs at = clock_.monotonic();
       if (auto seq = answer_seq(buf, static_cast<std::size_t>(n))) answered(*seq, at, true);
     }
   }
 
  protected:
-  explicit DatagramProber(Fd fd) : fd_(std::move(fd)) {}
+  DatagramProber(Fd fd, const Clock& clock) : Prober(clock), fd_(std::move(fd)) {}
   // The probe a datagram answers, when it is an answer to one of ours.
   [[nodiscard]] virtual std::optional<unsigned> answer_seq(const unsigned char* buf,
                                                            std::size_t n) const = 0;
@@ -217,14 +216,14 @@ class DatagramProber : public Prober {
     return {};
   }
   Fd fd_;
-  std::uint32_t token_ = new_token();
+  std::uint32_t token_ = new_token(clock_);
 };
 
 class UdpProber final : public DatagramProber {
  public:
-  explicit UdpProber(Fd fd) : DatagramProber(std::move(fd)) {}
+  UdpProber(Fd fd, const Clock& clock) : DatagramProber(std::move(fd), clock) {}
   Status start(unsigned seq) override {
-    Payload p = make_payload(token_, seq);
+    Payload p = make_payload(token_, seq, clock_.monotonic());
     return send_bytes(&p, sizeof p);
   }
 
@@ -251,15 +250,15 @@ class IcmpProber final : public DatagramProber {
  public:
   // Unprivileged ICMP datagram sockets first (allowed by net.ipv4.ping_group_range), then a
   // raw socket (CAP_NET_RAW). The error is the raw socket's when neither may be opened.
-  static Result<std::unique_ptr<Prober>> open(const Address& peer) {
+  static Result<std::unique_ptr<Prober>> open(const Address& peer, const Clock& clock) {
     const bool v6 = peer.family() == AF_INET6;
     const int proto = v6 ? int{IPPROTO_ICMPV6} : int{IPPROTO_ICMP};
     if (auto fd = connected(peer, SOCK_DGRAM, proto)) {
-      return std::unique_ptr<Prober>(new IcmpProber(std::move(*fd), false, v6));
+      return std::unique_ptr<Prober>(new IcmpProber(std::move(*fd), false, v6, clock));
     }
     auto fd = connected(peer, SOCK_RAW, proto);
     if (!fd) return fail(fd.error().with_context("icmp"));
-    return std::unique_ptr<Prober>(new IcmpProber(std::move(*fd), true, v6));
+    return std::unique_ptr<Prober>(new IcmpProber(std::move(*fd), true, v6, clock));
   }
   Status start(unsigned seq) override {
     unsigned char pkt[8 + sizeof(Payload)] = {};
@@ -269,7 +268,7 @@ class IcmpProber final : public DatagramProber {
     std::uint16_t seq16 = htons(static_cast<std::uint16_t>(seq));
     std::memcpy(pkt + 4, &id, 2);
     std::memcpy(pkt + 6, &seq16, 2);
-    Payload p = make_payload(token_, seq);
+    Payload p = make_payload(token_, seq, clock_.monotonic());
     std::memcpy(pkt + 8, &p, sizeof p);
     // The kernel sums ICMPv6 (it covers a pseudo-header) and datagram-socket ICMP itself.
     if (!v6_) {
@@ -280,7 +279,8 @@ class IcmpProber final : public DatagramProber {
   }
 
  private:
-  IcmpProber(Fd fd, bool raw, bool v6) : DatagramProber(std::move(fd)), raw_(raw), v6_(v6) {}
+  IcmpProber(Fd fd, bool raw, bool v6, const Clock& clock)
+      : DatagramProber(std::move(fd), clock), raw_(raw), v6_(v6) {}
   [[nodiscard]] std::optional<unsigned> answer_seq(const unsigned char* buf,
                                                    std::size_t n) const override {
     std::size_t off = 0;
@@ -303,8 +303,11 @@ class IcmpProber final : public DatagramProber {
 // for a plain host, the RST that says the host is up but the port closed).
 class TcpProber final : public Prober {
  public:
-  TcpProber(const Address& peer, std::string peer_text, bool refused_is_answer)
-      : peer_(peer), peer_text_(std::move(peer_text)), refused_is_answer_(refused_is_answer) {}
+  TcpProber(const Address& peer, std::string peer_text, bool refused_is_answer, const Clock& clock)
+      : Prober(clock),
+        peer_(peer),
+        peer_text_(std::move(peer_text)),
+        refused_is_answer_(refused_is_answer) {}
   Status start(unsigned seq) override {
     Fd fd(::socket(peer_.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd) return fail(Error::io("tcp socket", errno));
@@ -322,7 +325,7 @@ class TcpProber final : public Prober {
     }
   }
   void drain(const std::vector<pollfd>& fds, const Answered& answered) override {
-    TimeNs at = mono();
+    TimeNs at = clock_.monotonic();
     for (std::size_t i = 0; i < fds.size() && i < order_.size(); ++i) {
       if (fds[i].revents == 0) continue;
       auto it = inflight_.find(order_[i]);
@@ -366,7 +369,8 @@ class TcpProber final : public Prober {
 
 // Sends `count` probes paced by `interval` and collects answers until every probe is
 // answered or timed out, or the deadline passes.
-void run_paced(Prober& prober, const ProbeOptions& o, TimeNs deadline, ProbeResult& r) {
+void run_paced(Prober& prober, const ProbeOptions& o, TimeNs deadline, const Clock& clock,
+               ProbeResult& r) {
   const unsigned n = o.count;
   std::vector<TimeNs> sent_at(n, 0);
   std::vector<bool> open(n, false);
@@ -374,7 +378,7 @@ void run_paced(Prober& prober, const ProbeOptions& o, TimeNs deadline, ProbeResu
   unsigned sent = 0;
   unsigned waiting = 0;
   bool cut_short = false;
-  TimeNs next = mono();
+  TimeNs next = clock.monotonic();
   const Answered answered = [&](unsigned seq, TimeNs at, bool ok) {
     // Unknown, answered twice, or already given up on: a late answer stays a loss.
     if (seq >= sent || !open[seq] || at - sent_at[seq] > o.timeout) return;
@@ -384,7 +388,7 @@ void run_paced(Prober& prober, const ProbeOptions& o, TimeNs deadline, ProbeResu
   };
   std::vector<pollfd> fds;
   for (;;) {
-    TimeNs now = mono();
+    TimeNs now = clock.monotonic();
     for (unsigned s = 0; s < sent; ++s) {
       if (open[s] && now - sent_at[s] >= o.timeout) {
         open[s] = false;
@@ -438,13 +442,14 @@ enum class Connect { kConnected, kRefused, kNoAnswer };
 
 // Where ICMP is not allowed: 443, else 22, preferring a port that accepts over one that only
 // refuses (a refusal may come from a firewall rather than the host).
-std::uint16_t fallback_port(const Address& a, const ProbeOptions& o, TimeNs deadline) {
+std::uint16_t fallback_port(const Address& a, const ProbeOptions& o, TimeNs deadline,
+                            const Clock& clock) {
   ProbeOptions once = o;
   once.count = 1;
   auto ask = [&](std::uint16_t port) {
-    TcpProber p(with_port(a, port), {}, false);
+    TcpProber p(with_port(a, port), {}, false, clock);
     ProbeResult scratch;
-    run_paced(p, once, deadline, scratch);
+    run_paced(p, once, deadline, clock, scratch);
     if (scratch.received > 0) return Connect::kConnected;
     return p.refused() ? Connect::kRefused : Connect::kNoAnswer;
   };
@@ -458,13 +463,13 @@ std::uint16_t fallback_port(const Address& a, const ProbeOptions& o, TimeNs dead
 
 Result<std::unique_ptr<Prober>> open_prober(const ProbeTarget& t, const Address& a,
                                             const ProbeOptions& o, TimeNs deadline,
-                                            ProbeResult& r) {
+                                            const Clock& clock, ProbeResult& r) {
   switch (t.kind) {
     case ProbeKind::kUdp:
       r.method = "udp";
       r.address = address_port_text(a, t.port);
       if (auto fd = connected(with_port(a, t.port), SOCK_DGRAM, 0)) {
-        return std::unique_ptr<Prober>(new UdpProber(std::move(*fd)));
+        return std::unique_ptr<Prober>(new UdpProber(std::move(*fd), clock));
       } else {
         return fail(fd.error().with_context("udp"));
       }
@@ -473,27 +478,28 @@ Result<std::unique_ptr<Prober>> open_prober(const ProbeTarget& t, const Address&
       r.address = address_port_text(a, t.port);
       // A reset proves the host and the path answer: the round trip is measured like an
       // accepted connection, and the check reports the closed port on its own.
-      return std::unique_ptr<Prober>(new TcpProber(with_port(a, t.port), r.address, true));
+      return std::unique_ptr<Prober>(new TcpProber(with_port(a, t.port), r.address, true, clock));
     case ProbeKind::kHost:
       break;
   }
   if (o.allow_icmp) {
-    if (auto icmp = IcmpProber::open(a)) {
+    if (auto icmp = IcmpProber::open(a, clock)) {
       r.method = "icmp";
       r.address = address_text(a);
       return icmp;
     }
   }
-  std::uint16_t port = fallback_port(a, o, deadline);
+  std::uint16_t port = fallback_port(a, o, deadline, clock);
   r.method = "tcp";
   r.address = address_port_text(a, port);
-  return std::unique_ptr<Prober>(new TcpProber(with_port(a, port), r.address, true));
+  return std::unique_ptr<Prober>(new TcpProber(with_port(a, port), r.address, true, clock));
 }
 
 }  // namespace
 
-ProbeResult probe(const std::string& target, const std::string& role, const ProbeOptions& o) {
-  const TimeNs start = mono();
+ProbeResult probe(const std::string& target, const std::string& role, const ProbeOptions& o,
+                  const Clock& clock) {
+  const TimeNs start = clock.monotonic();
   const TimeNs deadline = start + o.deadline;
   ProbeResult r;
   r.target = target;
@@ -507,25 +513,26 @@ ProbeResult probe(const std::string& target, const std::string& role, const Prob
   auto addr = lookup(t->host, AI_NUMERICHOST).address;
   if (!addr) {
     auto looked = resolve_name(t->host, std::min(o.dns_timeout, o.deadline));
-    r.dns_ms = ms_between(start, mono());
+    r.dns_ms = ms_between(start, clock.monotonic());
     if (!looked) {
       r.error = fmt::format("cannot resolve {}: {}", t->host, looked.error().what());
       return r;
     }
     addr = *looked;
   }
-  auto prober = open_prober(*t, *addr, o, deadline, r);
+  auto prober = open_prober(*t, *addr, o, deadline, clock, r);
   if (!prober) {
     r.error = fmt::format("{}: {}", target, prober.error().what());
     return r;
   }
-  run_paced(**prober, o, deadline, r);
+  run_paced(**prober, o, deadline, clock, r);
   return r;
 }
 
 std::vector<ProbeResult> run_probes(const std::vector<std::string>& targets,
                                     const std::optional<std::string>& gateway,
-                                    const ProbeOptions& options, const ProbeProgress& progress) {
+                                    const ProbeOptions& options, const Clock& clock,
+                                    const ProbeProgress& progress) {
   std::vector<std::pair<std::string, std::string>> jobs;
   if (gateway) jobs.emplace_back(*gateway, "gateway");
   for (const auto& t : targets) {
@@ -536,7 +543,7 @@ std::vector<ProbeResult> run_probes(const std::vector<std::string>& targets,
   std::size_t finished = 0;
   auto run_one = [&](std::size_t i) {
     try {
-      results[i] = probe(jobs[i].first, jobs[i].second, options);
+      results[i] = probe(jobs[i].first, jobs[i].second, options, clock);
     } catch (const std::exception& e) {  // a thread's edge: a failure must not end the process
       results[i].target = jobs[i].first;
       results[i].role = jobs[i].second;

@@ -60,9 +60,11 @@ struct ProbeOptions {
 //  - error with sent == 0: why nothing could be sent (the message names the target);
 //    error with sent > 0: a note explaining losses ("connection refused", "deadline reached
 //    after 4 of 10 probes").
-// Thread-safe: probes of different targets may run at once.
+// Times (round trips, deadlines, DNS) are read from `clock`'s monotonic time; the caller passes
+// the system clock, since the answers come in real time. Thread-safe: probes of different
+// targets may run at once.
 [[nodiscard]] ProbeResult probe(const std::string& target, const std::string& role,
-                                const ProbeOptions& options);
+                                const ProbeOptions& options, const Clock& clock);
 
 // A default route: the gateway address as text ("192.168.2.1", "fe80::1%eth0").
 struct DefaultRoute {
@@ -88,7 +90,7 @@ using ProbeProgress = std::function<void(double fraction)>;
 // thread each. Returns when every probe has finished, which options.deadline bounds.
 [[nodiscard]] std::vector<ProbeResult> run_probes(const std::vector<std::string>& targets,
                                                   const std::optional<std::string>& gateway,
-                                                  const ProbeOptions& options,
+                                                  const ProbeOptions& options, const Clock& clock,
                                                   const ProbeProgress& progress = {});
 
 }  // namespace cardiac::doctor

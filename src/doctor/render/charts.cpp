@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Inline SVG charts for the HTML report, and HTML escaping.
+// Inline SVG charts for the HTML report, drawn through core/svg.h.
 #include "doctor/render/charts.h"
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "core/format.h"
+#include "core/svg.h"
 #include "core/time.h"
 #include "doctor/render/render.h"
 
@@ -23,16 +24,22 @@ std::string time_label(TimeNs t, bool with_date) {
   return with_date ? fmt::format("{:%m-%d %H:%M}", tm) : fmt::format("{:%H:%M:%S}", tm);
 }
 
-struct Scale {
-  double lo, hi;
-  double px_lo, px_hi;  // pixel positions of lo and hi
-  [[nodiscard]] double at(double v) const {
-    return hi == lo ? (px_lo + px_hi) / 2 : px_lo + (v - lo) / (hi - lo) * (px_hi - px_lo);
-  }
-};
+using svg::num;
+using svg::Scale;
 
-std::string px(double v) {
-  return fmt::format("{:.1f}", v);
+// The time axis' two labels: the start at `x0`, the end right-aligned at `x1`.
+std::string time_labels(double x0, double x1, double y, TimeNs t0, TimeNs t1, bool with_date) {
+  return svg::element("text", {{"x", x0}, {"y", num(y)}, {"font-size", 11}, {"fill", "#4a5568"}},
+                      time_label(t0, with_date)) +
+         "\n" +
+         svg::element("text",
+                      {{"x", num(x1)},
+                       {"y", num(y)},
+                       {"font-size", 11},
+                       {"text-anchor", "end"},
+                       {"fill", "#4a5568"}},
+                      time_label(t1, with_date)) +
+         "\n";
 }
 
 // Fixed colours per event kind so the same kind looks the same in every report.
@@ -94,61 +101,93 @@ std::string svg_line_chart(const Evidence& e, int width, int height) {
   std::string unit = e.unit.empty() ? "" : " " + e.unit;
   std::string name = e.metric.empty() ? std::string("value") : e.metric;
 
-  std::string svg = fmt::format(
-      "<svg class=\"chart\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" role=\"img\" "
-      "aria-label=\"{2}\">\n<title>{2}{3}: {4} to {5}</title>\n",
-      w, h, html_escape(name), html_escape(unit), format_iso8601(t0), format_iso8601(t1));
-  svg += fmt::format(
-      "<text x=\"{}\" y=\"14\" font-size=\"12\" font-weight=\"bold\" "
-      "fill=\"#2d3748\">{}{}</text>\n",
-      left, html_escape(name), e.unit.empty() ? "" : " (" + html_escape(e.unit) + ")");
-  svg += fmt::format(
-      "<text x=\"{}\" y=\"14\" font-size=\"11\" text-anchor=\"end\" fill=\"#4a5568\">min {} · max "
-      "{}{}</text>\n",
-      px(w - right), detail::format_number(data_lo), detail::format_number(data_hi),
-      html_escape(unit));
+  std::string out = svg::open("svg", {{"class", "chart"},
+                                      {"viewBox", fmt::format("0 0 {} {}", w, h)},
+                                      {"width", w},
+                                      {"height", h},
+                                      {"role", "img"},
+                                      {"aria-label", name}});
+  out += "\n" +
+         svg::element(
+             "title", {},
+             fmt::format("{}{}: {} to {}", name, unit, format_iso8601(t0), format_iso8601(t1))) +
+         "\n";
+  out +=
+      svg::element(
+          "text",
+          {{"x", left}, {"y", 14}, {"font-size", 12}, {"font-weight", "bold"}, {"fill", "#2d3748"}},
+          name + (e.unit.empty() ? "" : " (" + e.unit + ")")) +
+      "\n";
+  out += svg::element("text",
+                      {{"x", num(w - right)},
+                       {"y", 14},
+                       {"font-size", 11},
+                       {"text-anchor", "end"},
+                       {"fill", "#4a5568"}},
+                      fmt::format("min {} · max {}{}", detail::format_number(data_lo),
+                                  detail::format_number(data_hi), unit)) +
+         "\n";
   // Axes, then their labels: value range on the left, time range below.
-  svg += fmt::format(
-      "<path d=\"M{0} {1}V{2}H{3}\" fill=\"none\" stroke=\"#a0aec0\" stroke-width=\"1\"/>\n", left,
-      top, px(h - bottom), px(w - right));
+  out +=
+      svg::element("path",
+                   {{"d", fmt::format("M{} {}V{}H{}", left, top, num(h - bottom), num(w - right))},
+                    {"fill", "none"},
+                    {"stroke", "#a0aec0"},
+                    {"stroke-width", 1}}) +
+      "\n";
   for (double v : {lo, hi}) {
-    svg += fmt::format(
-        "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" "
-        "fill=\"#4a5568\">{}{}</text>\n",
-        left - 6, px(ys.at(v) + 4), detail::format_number(v), html_escape(unit));
+    out += svg::element("text",
+                        {{"x", left - 6},
+                         {"y", num(ys.at(v) + 4)},
+                         {"font-size", 11},
+                         {"text-anchor", "end"},
+                         {"fill", "#4a5568"}},
+                        detail::format_number(v) + unit) +
+           "\n";
   }
   bool with_date = t1 - t0 > kDayNs;
-  svg += fmt::format(
-      "<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#4a5568\">{}</text>\n"
-      "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#4a5568\">{}</text>\n",
-      left, px(h - 6), time_label(t0, with_date), px(w - right), px(h - 6),
-      time_label(t1, with_date));
+  out += time_labels(left, w - right, h - 6, t0, t1, with_date);
   if (e.threshold && std::isfinite(*e.threshold)) {
     double y = ys.at(*e.threshold);
-    svg += fmt::format(
-        "<line class=\"threshold\" x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#c53030\" "
-        "stroke-width=\"1\" stroke-dasharray=\"5 4\"/>\n"
-        "<text x=\"{2}\" y=\"{3}\" font-size=\"10\" text-anchor=\"end\" fill=\"#c53030\">"
-        "threshold {4}{5}</text>\n",
-        left, px(y), px(w - right), px(y - 3), detail::format_number(*e.threshold),
-        html_escape(unit));
+    out += svg::element("line", {{"class", "threshold"},
+                                 {"x1", left},
+                                 {"y1", num(y)},
+                                 {"x2", num(w - right)},
+                                 {"y2", num(y)},
+                                 {"stroke", "#c53030"},
+                                 {"stroke-width", 1},
+                                 {"stroke-dasharray", "5 4"}}) +
+           "\n";
+    out += svg::element("text",
+                        {{"x", num(w - right)},
+                         {"y", num(y - 3)},
+                         {"font-size", 10},
+                         {"text-anchor", "end"},
+                         {"fill", "#c53030"}},
+                        "threshold " + detail::format_number(*e.threshold) + unit) +
+           "\n";
   }
   if (pts.size() == 1) {
-    svg += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"#2b6cb0\"/>\n",
-                       px(xs.at(static_cast<double>(t0))), px(ys.at(pts[0].second)));
+    out += svg::element("circle", {{"cx", num(xs.at(static_cast<double>(t0)))},
+                                   {"cy", num(ys.at(pts[0].second))},
+                                   {"r", 3},
+                                   {"fill", "#2b6cb0"}}) +
+           "\n";
   } else {
     std::string points;
     for (const auto& [t, v] : pts) {
       if (!points.empty()) points += ' ';
-      points += px(xs.at(static_cast<double>(t))) + "," + px(ys.at(v));
+      points += num(xs.at(static_cast<double>(t))) + "," + num(ys.at(v));
     }
-    svg += fmt::format(
-        "<polyline class=\"series\" points=\"{}\" fill=\"none\" stroke=\"#2b6cb0\" "
-        "stroke-width=\"1.5\" stroke-linejoin=\"round\"/>\n",
-        points);
+    out += svg::element("polyline", {{"class", "series"},
+                                     {"points", points},
+                                     {"fill", "none"},
+                                     {"stroke", "#2b6cb0"},
+                                     {"stroke-width", "1.5"},
+                                     {"stroke-linejoin", "round"}}) +
+           "\n";
   }
-  svg += "</svg>\n";
-  return svg;
+  return out + svg::close("svg") + "\n";
 }
 
 std::string svg_event_timeline(const std::vector<kmsg::KernelEvent>& events, int width,
@@ -175,44 +214,61 @@ std::string svg_event_timeline(const std::vector<kmsg::KernelEvent>& events, int
   const double h = top + row * static_cast<double>(kinds.size()) + 24;
   Scale xs{static_cast<double>(t0), static_cast<double>(t1), left, w - right};
 
-  std::string svg = fmt::format(
-      "<svg class=\"timeline\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" role=\"img\" "
-      "aria-label=\"kernel events over time\">\n<title>kernel events {2} to {3}</title>\n",
-      w, h, format_iso8601(t0), format_iso8601(t1));
+  std::string out = svg::open("svg", {{"class", "timeline"},
+                                      {"viewBox", fmt::format("0 0 {} {}", w, h)},
+                                      {"width", w},
+                                      {"height", h},
+                                      {"role", "img"},
+                                      {"aria-label", "kernel events over time"}});
+  out +=
+      "\n" +
+      svg::element("title", {},
+                   fmt::format("kernel events {} to {}", format_iso8601(t0), format_iso8601(t1))) +
+      "\n";
   for (std::size_t k = 0; k < kinds.size(); ++k) {
     double y = top + row * (static_cast<double>(k) + 0.5);
-    svg += fmt::format(
-        "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#2d3748\">{}</text>\n"
-        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#e2e8f0\"/>\n",
-        left - 8, px(y + 4), html_escape(std::string(kmsg::event_kind_name(kinds[k]))), left, px(y),
-        px(w - right), px(y));
+    out += svg::element("text",
+                        {{"x", left - 8},
+                         {"y", num(y + 4)},
+                         {"font-size", 11},
+                         {"text-anchor", "end"},
+                         {"fill", "#2d3748"}},
+                        std::string(kmsg::event_kind_name(kinds[k]))) +
+           "\n";
+    out += svg::element("line", {{"x1", left},
+                                 {"y1", num(y)},
+                                 {"x2", num(w - right)},
+                                 {"y2", num(y)},
+                                 {"stroke", "#e2e8f0"}}) +
+           "\n";
   }
   for (const auto* ev : timed) {
     auto k =
         static_cast<std::size_t>(std::find(kinds.begin(), kinds.end(), ev->kind) - kinds.begin());
     double y = top + row * (static_cast<double>(k) + 0.5);
     const std::string& line = ev->raw.empty() ? ev->message : ev->raw;
-    svg += fmt::format(
-        "<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\" fill-opacity=\"0.75\"><title>{} {}</title>"
-        "</circle>\n",
-        px(xs.at(static_cast<double>(*ev->time_ns))), px(y), kind_colour(ev->kind),
-        format_iso8601(*ev->time_ns), html_escape(line));
+    out += svg::open("circle", {{"cx", num(xs.at(static_cast<double>(*ev->time_ns)))},
+                                {"cy", num(y)},
+                                {"r", 4},
+                                {"fill", kind_colour(ev->kind)},
+                                {"fill-opacity", "0.75"}});
+    out += svg::element("title", {}, format_iso8601(*ev->time_ns) + " " + line);
+    out += svg::close("circle") + "\n";
   }
   bool with_date = t1 - t0 > kDayNs;
   double base = h - 6;
-  svg += fmt::format(
-      "<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#4a5568\">{}</text>\n"
-      "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\" fill=\"#4a5568\">{}</text>\n",
-      left, px(base), time_label(t0, with_date), px(w - right), px(base),
-      time_label(t1, with_date));
+  out += time_labels(left, w - right, base, t0, t1, with_date);
   if (left_out > 0) {
-    svg += fmt::format(
-        "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" fill=\"#4a5568\">{} later "
-        "events not drawn</text>\n",
-        px((left + w - right) / 2), px(base), left_out);
+    out += svg::element("text",
+                        {{"x", num((left + w - right) / 2)},
+                         {"y", num(base)},
+                         {"font-size", 11},
+                         {"text-anchor", "middle"},
+                         {"fill", "#4a5568"}},
+                        fmt::format("{} later events not drawn", left_out)) +
+           "\n";
   }
-  svg += "</svg>\n";
-  return svg;
+  return out + svg::close("svg") + "\n";
 }
 
 }  // namespace cardiac::doctor

@@ -9,6 +9,7 @@
 
 #include "doctor/checks/checks.h"
 #include "doctor/kernel_log.h"
+#include "doctor/live/kernel_log_source.h"
 #include "platform/fs.h"
 
 namespace cardiac::doctor {

@@ -17,6 +17,7 @@
 #include "doctor/checks/checks.h"
 #include "doctor/decompress.h"
 #include "doctor/kernel_log.h"
+#include "doctor/live/kernel_log_source.h"
 
 namespace cardiac::doctor {
 namespace {

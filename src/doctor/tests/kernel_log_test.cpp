@@ -2,6 +2,7 @@
 // Tests for the doctor's kernel-log reader: every reference line under every prefix, multi-line
 // prints, context lines, boots, user-space filtering, the fixture logs and the live reader.
 #include "doctor/kernel_log.h"
+#include "doctor/live/kernel_log_source.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -513,6 +514,8 @@ class LiveLog : public ::testing::Test {
     return p;
   }
   std::string dir_;
+  // The journal's deadline is real time: the stand-in journalctl is a real process.
+  const SystemClock clock_;
 };
 
 TEST_F(LiveLog, ReadsTheWholeKmsgBufferFromTheStart) {
@@ -523,11 +526,25 @@ TEST_F(LiveLog, ReadsTheWholeKmsgBufferFromTheStart) {
                       "the bus.\n");
   KernelLogOptions o;
   o.boot_time_ns = 1'000 * kNsPerSec;
-  auto log = read_live_kernel_log(o, s);
+  auto log = read_live_kernel_log(clock_, o, s);
   ASSERT_TRUE(log) << log.error().what();
   EXPECT_EQ(log->source, s.kmsg_path);
   ASSERT_EQ(log->events.size(), 1u);
   EXPECT_EQ(log->events[0].time_ns, 1'005 * kNsPerSec);
+}
+
+// Without a boot time in the options, it is the injected clock's wall minus monotonic time: on a
+// ManualClock the two are equal, so the boot is at 0 and a record 5 s after it is at 5 s.
+TEST_F(LiveLog, BootTimeComesFromTheInjectedClock) {
+  LiveKernelLogSources s;
+  s.kmsg_path = write("kmsg",
+                      "4,2,5000000,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off "
+                      "the bus.\n");
+  const ManualClock manual(1'700'000'000LL * kNsPerSec);
+  auto log = read_live_kernel_log(manual, {}, s);
+  ASSERT_TRUE(log) << log.error().what();
+  ASSERT_EQ(log->events.size(), 1u);
+  EXPECT_EQ(log->events[0].time_ns, 5 * kNsPerSec);
 }
 
 TEST_F(LiveLog, FallsBackToTheJournal) {
@@ -539,7 +556,7 @@ TEST_F(LiveLog, FallsBackToTheJournal) {
                        "echo '2024-03-05T22:23:56+0000 gpu01 kernel: NVRM: Xid (PCI:0000:3b:00): "
                        "48, pid=1, name=x, DBE'\n",
                        true);
-  auto log = read_live_kernel_log({}, s);
+  auto log = read_live_kernel_log(clock_, {}, s);
   ASSERT_TRUE(log) << log.error().what();
   EXPECT_EQ(log->source, "journalctl -k");
   ASSERT_EQ(log->events.size(), 1u);
@@ -560,7 +577,7 @@ TEST_F(LiveLog, JournalCutAtTheDeadlineKeepsWhatArrived) {
                        "exec sleep 30\n",
                        true);
   s.journal_timeout = 300 * kNsPerMs;
-  auto log = read_live_kernel_log({}, s);
+  auto log = read_live_kernel_log(clock_, {}, s);
   ASSERT_TRUE(log) << log.error().what();
   EXPECT_EQ(log->events.size(), 1u);
   EXPECT_NE(log->source.find("cut short"), std::string::npos) << log->source;
@@ -570,13 +587,13 @@ TEST_F(LiveLog, NeitherSourceIsAnErrorNamingBoth) {
   LiveKernelLogSources s;
   s.kmsg_path = dir_ + "/no-kmsg";
   s.journalctl = dir_ + "/no-journalctl";
-  auto log = read_live_kernel_log({}, s);
+  auto log = read_live_kernel_log(clock_, {}, s);
   ASSERT_FALSE(log);
   EXPECT_NE(log.error().what().find("no-kmsg"), std::string::npos) << log.error().what();
   EXPECT_NE(log.error().what().find("no-journalctl"), std::string::npos) << log.error().what();
 
   s.journalctl = write("journalctl", "#!/bin/sh\necho '-- No entries --'\n", true);
-  auto empty = read_live_kernel_log({}, s);
+  auto empty = read_live_kernel_log(clock_, {}, s);
   ASSERT_FALSE(empty);
   EXPECT_NE(empty.error().what().find("no kernel messages"), std::string::npos);
 }

@@ -18,10 +18,6 @@
 namespace cardiac::doctor::loopback {
 namespace {
 
-TimeNs mono() {
-  return SystemClock::instance().monotonic();
-}
-
 struct Bound {
   int fd = -1;
   std::uint16_t port = 0;
@@ -88,7 +84,7 @@ std::vector<bool> EchoBehaviour::drop_every(unsigned n) {
 }
 
 Result<std::unique_ptr<UdpEchoResponder>> UdpEchoResponder::start(EchoBehaviour behaviour,
-                                                                  bool ipv6) {
+                                                                  const Clock& clock, bool ipv6) {
   auto bound = bind_loopback(SOCK_DGRAM | SOCK_NONBLOCK, ipv6);
   if (!bound) return fail(bound.error());
   auto wake = wake_pipe();
@@ -97,14 +93,15 @@ Result<std::unique_ptr<UdpEchoResponder>> UdpEchoResponder::start(EchoBehaviour 
     return fail(wake.error());
   }
   std::unique_ptr<UdpEchoResponder> r(new UdpEchoResponder(
-      bound->fd, wake->first, wake->second, bound->port, ipv6, std::move(behaviour)));
+      bound->fd, wake->first, wake->second, bound->port, ipv6, std::move(behaviour), clock));
   r->thread_ = std::thread([raw = r.get()] { raw->run(); });
   return r;
 }
 
 UdpEchoResponder::UdpEchoResponder(int fd, int wake_read, int wake_write, std::uint16_t port,
-                                   bool ipv6, EchoBehaviour behaviour)
-    : fd_(fd),
+                                   bool ipv6, EchoBehaviour behaviour, const Clock& clock)
+    : clock_(clock),
+      fd_(fd),
       wake_read_(wake_read),
       wake_write_(wake_write),
       port_(port),
@@ -125,7 +122,7 @@ std::string UdpEchoResponder::target() const {
 void UdpEchoResponder::run() {
   std::multimap<TimeNs, Reply> queue;  // by due time; equal times keep arrival order
   for (;;) {
-    TimeNs now = mono();
+    TimeNs now = clock_.monotonic();
     while (!queue.empty() && queue.begin()->first <= now) {
       const Reply& r = queue.begin()->second;
       if (::sendto(fd_, r.data.data(), r.data.size(), 0, reinterpret_cast<const sockaddr*>(&r.peer),
@@ -158,7 +155,7 @@ void UdpEchoResponder::run() {
       const auto& delays = behaviour_.delays;
       DurationNs delay = delays.empty() ? 0 : delays[i % delays.size()];
       r.data.assign(buf, static_cast<std::size_t>(n));
-      queue.emplace(mono() + delay, std::move(r));
+      queue.emplace(clock_.monotonic() + delay, std::move(r));
     }
   }
 }

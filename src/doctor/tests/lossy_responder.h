@@ -31,8 +31,11 @@ struct EchoBehaviour {
 // destructor stops and joins its thread. Counters are safe to read from any thread.
 class UdpEchoResponder {
  public:
-  // Errors: the socket could not be made or bound (no IPv6 on this host, for instance).
+  // Delays are measured on `clock`'s monotonic time, which must be real time (the system
+  // clock): the echoes go out over real sockets. Errors: the socket could not be made or bound
+  // (no IPv6 on this host, for instance).
   [[nodiscard]] static Result<std::unique_ptr<UdpEchoResponder>> start(EchoBehaviour behaviour,
+                                                                       const Clock& clock,
                                                                        bool ipv6 = false);
   UdpEchoResponder(const UdpEchoResponder&) = delete;
   UdpEchoResponder& operator=(const UdpEchoResponder&) = delete;
@@ -47,9 +50,10 @@ class UdpEchoResponder {
 
  private:
   UdpEchoResponder(int fd, int wake_read, int wake_write, std::uint16_t port, bool ipv6,
-                   EchoBehaviour behaviour);
+                   EchoBehaviour behaviour, const Clock& clock);
   void run();
 
+  const Clock& clock_;
   int fd_;
   int wake_read_;
   int wake_write_;

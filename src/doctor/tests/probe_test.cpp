@@ -21,6 +21,9 @@ using loopback::EchoBehaviour;
 using loopback::TcpAcceptor;
 using loopback::UdpEchoResponder;
 
+// The probes and the responders talk over real loopback sockets, so they run on real time.
+const SystemClock kClock;
+
 // Fast pacing; the generous per-probe timeout keeps a loaded machine from turning a late
 // loopback answer into a loss.
 ProbeOptions fast(unsigned count) {
@@ -33,7 +36,7 @@ ProbeOptions fast(unsigned count) {
 }
 
 std::unique_ptr<UdpEchoResponder> responder(EchoBehaviour b = {}, bool ipv6 = false) {
-  auto r = UdpEchoResponder::start(std::move(b), ipv6);
+  auto r = UdpEchoResponder::start(std::move(b), kClock, ipv6);
   return r ? std::move(*r) : nullptr;
 }
 
@@ -125,7 +128,7 @@ TEST(DefaultGateway, Ipv4ThenIpv6) {
 TEST(ProbeUdp, CleanResponderNoLoss) {
   auto echo = responder();
   ASSERT_TRUE(echo);
-  ProbeResult r = probe(echo->target(), "target", fast(10));
+  ProbeResult r = probe(echo->target(), "target", fast(10), kClock);
   EXPECT_EQ(r.error, "");
   EXPECT_EQ(r.method, "udp");
   EXPECT_EQ(r.address, "127.0.0.1:" + std::to_string(echo->port()));
@@ -139,7 +142,7 @@ TEST(ProbeUdp, CleanResponderNoLoss) {
 TEST(ProbeUdp, DropsOneInFourOfTwenty) {
   auto echo = responder({EchoBehaviour::drop_every(4), {}});
   ASSERT_TRUE(echo);
-  ProbeResult r = probe(echo->target(), "target", fast(20));
+  ProbeResult r = probe(echo->target(), "target", fast(20), kClock);
   EXPECT_EQ(r.sent, 20u);
   EXPECT_EQ(r.received, 15u);
   EXPECT_DOUBLE_EQ(r.loss_percent(), 25.0);
@@ -149,7 +152,7 @@ TEST(ProbeUdp, DropsOneInFourOfTwenty) {
 TEST(ProbeUdp, DelayIsALowerBoundOnEveryRtt) {
   auto echo = responder({{}, {30 * kNsPerMs}});
   ASSERT_TRUE(echo);
-  ProbeResult r = probe(echo->target(), "target", fast(5));
+  ProbeResult r = probe(echo->target(), "target", fast(5), kClock);
   ASSERT_EQ(r.received, 5u);
   for (double ms : r.rtt_ms) EXPECT_GE(ms, 30.0);
 }
@@ -161,7 +164,7 @@ TEST(ProbeUdp, ReorderedAnswerGoesToItsOwnProbe) {
   ASSERT_TRUE(echo);
   ProbeOptions o = fast(2);
   o.interval = 20 * kNsPerMs;
-  ProbeResult r = probe(echo->target(), "target", o);
+  ProbeResult r = probe(echo->target(), "target", o, kClock);
   ASSERT_EQ(r.received, 2u);
   EXPECT_GE(r.rtt_ms[0], 200.0);
 }
@@ -173,7 +176,7 @@ TEST(ProbeUdp, AnswerAfterItsTimeoutIsLost) {
   ProbeOptions o = fast(4);
   o.interval = 250 * kNsPerMs;
   o.timeout = 400 * kNsPerMs;
-  ProbeResult r = probe(echo->target(), "target", o);
+  ProbeResult r = probe(echo->target(), "target", o, kClock);
   EXPECT_EQ(r.sent, 4u);
   EXPECT_EQ(r.received, 3u);
   EXPECT_DOUBLE_EQ(r.loss_percent(), 25.0);
@@ -184,7 +187,7 @@ TEST(ProbeUdp, BlackHoleLosesEverythingWithoutHanging) {
   ASSERT_TRUE(echo);
   ProbeOptions o = fast(3);
   o.timeout = 100 * kNsPerMs;
-  ProbeResult r = probe(echo->target(), "target", o);
+  ProbeResult r = probe(echo->target(), "target", o, kClock);
   EXPECT_EQ(r.sent, 3u);
   EXPECT_EQ(r.received, 0u);
   EXPECT_TRUE(r.rtt_ms.empty());
@@ -196,7 +199,7 @@ TEST(ProbeUdp, DeadlineStopsSendingAndSaysSo) {
   ProbeOptions o = fast(1000);
   o.timeout = 50 * kNsPerMs;
   o.deadline = 200 * kNsPerMs;
-  ProbeResult r = probe(echo->target(), "target", o);
+  ProbeResult r = probe(echo->target(), "target", o, kClock);
   EXPECT_GT(r.sent, 0u);
   EXPECT_LT(r.sent, 1000u);
   EXPECT_NE(r.error.find("deadline"), std::string::npos) << r.error;
@@ -205,7 +208,7 @@ TEST(ProbeUdp, DeadlineStopsSendingAndSaysSo) {
 TEST(ProbeUdp, Ipv6Loopback) {
   auto echo = responder({}, true);
   if (!echo) GTEST_SKIP() << "no IPv6 loopback here";
-  ProbeResult r = probe(echo->target(), "target", fast(3));
+  ProbeResult r = probe(echo->target(), "target", fast(3), kClock);
   EXPECT_EQ(r.address, "[::1]:" + std::to_string(echo->port()));
   EXPECT_EQ(r.received, 3u);
 }
@@ -213,7 +216,7 @@ TEST(ProbeUdp, Ipv6Loopback) {
 TEST(ProbeTcp, ConnectsToALoopbackListener) {
   auto acceptor = TcpAcceptor::start();
   ASSERT_TRUE(acceptor) << acceptor.error().what();
-  ProbeResult r = probe((*acceptor)->target(), "target", fast(5));
+  ProbeResult r = probe((*acceptor)->target(), "target", fast(5), kClock);
   EXPECT_EQ(r.method, "tcp");
   EXPECT_EQ(r.sent, 5u);
   EXPECT_EQ(r.received, 5u);
@@ -225,7 +228,7 @@ TEST(ProbeTcp, ClosedPortIsAnAnswerCountedAsRefused) {
   // is an answer with its round trip, and counted apart so the check can name the closed port.
   auto closed = ClosedTcpPort::reserve();
   ASSERT_TRUE(closed) << closed.error().what();
-  ProbeResult r = probe((*closed)->target(), "target", fast(3));
+  ProbeResult r = probe((*closed)->target(), "target", fast(3), kClock);
   EXPECT_EQ(r.sent, 3u);
   EXPECT_EQ(r.received, 3u);
   EXPECT_EQ(r.refused, 3u);
@@ -234,7 +237,7 @@ TEST(ProbeTcp, ClosedPortIsAnAnswerCountedAsRefused) {
 }
 
 TEST(ProbeHost, IcmpOnLoopbackOrACleanFallback) {
-  ProbeResult r = probe("127.0.0.1", "loopback", fast(3));
+  ProbeResult r = probe("127.0.0.1", "loopback", fast(3), kClock);
   EXPECT_TRUE(r.method == "icmp" || r.method == "tcp") << r.method;
   if (r.method == "icmp") {
     EXPECT_EQ(r.address, "127.0.0.1");
@@ -246,7 +249,7 @@ TEST(ProbeHost, IcmpOnLoopbackOrACleanFallback) {
 TEST(ProbeHost, TcpFallbackWhenIcmpIsNotUsed) {
   ProbeOptions o = fast(3);
   o.allow_icmp = false;
-  ProbeResult r = probe("127.0.0.1", "loopback", o);
+  ProbeResult r = probe("127.0.0.1", "loopback", o, kClock);
   EXPECT_EQ(r.method, "tcp");
   EXPECT_TRUE(r.address == "127.0.0.1:443" || r.address == "127.0.0.1:22") << r.address;
   // A refusal is an answer from the host when it is only asked whether it is there.
@@ -254,14 +257,14 @@ TEST(ProbeHost, TcpFallbackWhenIcmpIsNotUsed) {
 }
 
 TEST(ProbeHost, Ipv6LoopbackIcmpOrFallback) {
-  ProbeResult r = probe("::1", "loopback", fast(2));
+  ProbeResult r = probe("::1", "loopback", fast(2), kClock);
   if (r.sent == 0) GTEST_SKIP() << "no IPv6 loopback: " << r.error;
   EXPECT_TRUE(r.method == "icmp" || r.method == "tcp") << r.method;
   EXPECT_EQ(r.received, 2u) << r.error;
 }
 
 TEST(ProbeDns, LocalhostIsResolvedAndTimed) {
-  ProbeResult r = probe("localhost", "loopback", fast(2));
+  ProbeResult r = probe("localhost", "loopback", fast(2), kClock);
   ASSERT_TRUE(r.dns_ms);
   EXPECT_GE(*r.dns_ms, 0.0);
   EXPECT_TRUE(r.address.starts_with("127.") || r.address.starts_with("::1") ||
@@ -274,7 +277,7 @@ TEST(ProbeDns, LocalhostIsResolvedAndTimed) {
 // query off this machine. check_network_test covers how a failed lookup is reported.
 
 TEST(ProbeTarget, BadTargetIsAnErrorNotAProbe) {
-  ProbeResult r = probe("ftp://x:21", "target", fast(2));
+  ProbeResult r = probe("ftp://x:21", "target", fast(2), kClock);
   EXPECT_EQ(r.sent, 0u);
   EXPECT_NE(r.error.find("ftp://x:21"), std::string::npos);
 }
@@ -284,7 +287,7 @@ TEST(RunProbes, GatewayFirstTargetsInOrderConcurrently) {
   auto b = responder();
   ASSERT_TRUE(a && b);
   std::vector<double> progress;
-  auto results = run_probes({b->target(), a->target(), "tcp://x"}, a->target(), fast(3),
+  auto results = run_probes({b->target(), a->target(), "tcp://x"}, a->target(), fast(3), kClock,
                             [&](double f) { progress.push_back(f); });
   ASSERT_EQ(results.size(), 3u);  // the target equal to the gateway is probed once
   EXPECT_EQ(results[0].role, "gateway");
@@ -301,7 +304,7 @@ TEST(RunProbes, GatewayFirstTargetsInOrderConcurrently) {
 }
 
 TEST(RunProbes, NothingToProbe) {
-  EXPECT_TRUE(run_probes({}, std::nullopt, fast(1)).empty());
+  EXPECT_TRUE(run_probes({}, std::nullopt, fast(1), kClock).empty());
 }
 
 }  // namespace

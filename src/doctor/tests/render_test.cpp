@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <regex>
 
 #include "core/strings.h"
@@ -514,6 +517,35 @@ TEST(DoctorCharts, TimelineCapsDots) {
   EXPECT_NE(svg.find("2 later events not drawn"), std::string::npos);
   evs[0].time_ns.reset();
   EXPECT_EQ(svg_event_timeline({evs[0]}), "");
+}
+
+// The exact bytes of a few charts, so that a change to how they are drawn (the SVG helper in
+// core/svg.h they share with the simulator's report) shows up as a diff of
+// tests/fixtures/golden/charts/doctor-charts.svg. CARDIAC_UPDATE_GOLDEN=1 rewrites the file.
+TEST(DoctorCharts, PinnedBytes) {
+  Evidence e = slow_loader().evidence[0];
+  std::string out = svg_line_chart(e, 400, 150);
+  e.threshold.reset();
+  e.unit = "<&>";
+  e.metric = "util \"quoted\"";
+  out += svg_line_chart(e);
+  e.series = {{kT0, 42.0}};
+  out += svg_line_chart(e, 100, 50);
+  e.series = {{kT0, 5.0}, {kT0 + 3 * 24 * 3600 * kNsPerSec, 5.0}};  // flat, over days
+  out += svg_line_chart(e);
+  std::vector<kmsg::KernelEvent> evs = {xid_event(), aer_event(), xid_event(), aer_event()};
+  evs[1].time_ns = kT0 + 5 * kNsPerSec;
+  evs[2].time_ns = kT0 + 9 * kNsPerSec;
+  evs[3].time_ns.reset();
+  evs[2].raw = "<script>alert(1)</script>";
+  out += svg_event_timeline(evs);
+  out += svg_event_timeline(evs, 300, 1);
+  const std::string path = std::string(CARDIAC_FIXTURES_DIR) + "/golden/charts/doctor-charts.svg";
+  if (std::getenv("CARDIAC_UPDATE_GOLDEN")) std::ofstream(path, std::ios::trunc) << out;
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "no golden file " << path << " (run with CARDIAC_UPDATE_GOLDEN=1)";
+  std::string golden((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(out, golden) << "golden: " << path;
 }
 
 TEST(DoctorCharts, HtmlEscape) {
