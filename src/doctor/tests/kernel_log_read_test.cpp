@@ -2,11 +2,14 @@
 // Tests for reading a kernel log the doctor cannot take at face value: rotated logs compressed
 // with gzip, xz or zstd (known by their magic bytes), binary or foreign input, lines too long
 // to be kernel messages, and the warning findings that keep such a log from reading as clean.
+// And the live log: the whole /dev/kmsg buffer, else journalctl with a deadline.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -308,6 +311,107 @@ TEST(KernelLogReadCheck, AGoodLogOrNoLogGivesNothing) {
   DoctorInput none;  // --no-kmsg
   check_kernel_log_read(none, out);
   EXPECT_TRUE(out.empty());
+}
+
+// ---- the live kernel log: /dev/kmsg, else journalctl --------------------------------------
+
+class LiveLog : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "kernel-log-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string write(const char* name, const std::string& text, bool executable = false) {
+    std::string p = dir_ + "/" + name;
+    std::ofstream(p) << text;
+    if (executable) ::chmod(p.c_str(), 0755);
+    return p;
+  }
+  std::string dir_;
+  // The journal's deadline is real time: the stand-in journalctl is a real process.
+  const SystemClock clock_;
+};
+
+TEST_F(LiveLog, ReadsTheWholeKmsgBufferFromTheStart) {
+  LiveKernelLogSources s;
+  s.kmsg_path = write("kmsg",
+                      "6,1,0,-;Linux version 6.1.0\n"
+                      "4,2,5000000,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off "
+                      "the bus.\n");
+  KernelLogOptions o;
+  o.boot_time_ns = 1'000 * kNsPerSec;
+  auto log = read_live_kernel_log(clock_, o, s);
+  ASSERT_TRUE(log) << log.error().what();
+  EXPECT_EQ(log->source, s.kmsg_path);
+  ASSERT_EQ(log->events.size(), 1u);
+  EXPECT_EQ(log->events[0].time_ns, 1'005 * kNsPerSec);
+}
+
+// Without a boot time in the options, it is the injected clock's wall minus monotonic time: on a
+// ManualClock the two are equal, so the boot is at 0 and a record 5 s after it is at 5 s.
+TEST_F(LiveLog, BootTimeComesFromTheInjectedClock) {
+  LiveKernelLogSources s;
+  s.kmsg_path = write("kmsg",
+                      "4,2,5000000,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off "
+                      "the bus.\n");
+  const ManualClock manual(1'700'000'000LL * kNsPerSec);
+  auto log = read_live_kernel_log(manual, {}, s);
+  ASSERT_TRUE(log) << log.error().what();
+  ASSERT_EQ(log->events.size(), 1u);
+  EXPECT_EQ(log->events[0].time_ns, 5 * kNsPerSec);
+}
+
+TEST_F(LiveLog, FallsBackToTheJournal) {
+  LiveKernelLogSources s;
+  s.kmsg_path = dir_ + "/no-kmsg";
+  s.journalctl = write("journalctl",
+                       "#!/bin/sh\n"
+                       "echo \"$@\" > \"$(dirname \"$0\")/args\"\n"
+                       "echo '2024-03-05T22:23:56+0000 gpu01 kernel: NVRM: Xid (PCI:0000:3b:00): "
+                       "48, pid=1, name=x, DBE'\n",
+                       true);
+  auto log = read_live_kernel_log(clock_, {}, s);
+  ASSERT_TRUE(log) << log.error().what();
+  EXPECT_EQ(log->source, "journalctl -k");
+  ASSERT_EQ(log->events.size(), 1u);
+  EXPECT_EQ(log->events[0].xid, 48);
+  std::ifstream args(dir_ + "/args");
+  std::string line;
+  std::getline(args, line);
+  EXPECT_EQ(line, "-k -b -o short-iso --no-pager");
+}
+
+TEST_F(LiveLog, JournalCutAtTheDeadlineKeepsWhatArrived) {
+  LiveKernelLogSources s;
+  s.kmsg_path = dir_ + "/no-kmsg";
+  s.journalctl = write("journalctl",
+                       "#!/bin/sh\n"
+                       "echo '2024-03-05T22:23:56+0000 gpu01 kernel: NVRM: Xid (PCI:0000:3b:00): "
+                       "79, GPU has fallen off the bus.'\n"
+                       "exec sleep 30\n",
+                       true);
+  s.journal_timeout = 300 * kNsPerMs;
+  auto log = read_live_kernel_log(clock_, {}, s);
+  ASSERT_TRUE(log) << log.error().what();
+  EXPECT_EQ(log->events.size(), 1u);
+  EXPECT_NE(log->source.find("cut short"), std::string::npos) << log->source;
+}
+
+TEST_F(LiveLog, NeitherSourceIsAnErrorNamingBoth) {
+  LiveKernelLogSources s;
+  s.kmsg_path = dir_ + "/no-kmsg";
+  s.journalctl = dir_ + "/no-journalctl";
+  auto log = read_live_kernel_log(clock_, {}, s);
+  ASSERT_FALSE(log);
+  EXPECT_NE(log.error().what().find("no-kmsg"), std::string::npos) << log.error().what();
+  EXPECT_NE(log.error().what().find("no-journalctl"), std::string::npos) << log.error().what();
+
+  s.journalctl = write("journalctl", "#!/bin/sh\necho '-- No entries --'\n", true);
+  auto empty = read_live_kernel_log(clock_, {}, s);
+  ASSERT_FALSE(empty);
+  EXPECT_NE(empty.error().what().find("no kernel messages"), std::string::npos);
 }
 
 }  // namespace
