@@ -65,7 +65,7 @@ int run_tool(std::vector<std::string> argv, std::string* out) {
   o.pipe_stdin = false;
   auto c = Child::spawn(o);
   if (!c) return -1;
-  while (auto line = c->read_line(SystemClock::instance().monotonic() + 60 * kNsPerSec)) {
+  while (auto line = c->read_line_within(60 * kNsPerSec)) {
     *out += *line + "\n";
   }
   int st = c->wait();

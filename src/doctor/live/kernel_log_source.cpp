@@ -96,8 +96,7 @@ std::string find_in_path(const std::string& program) {
   return {};
 }
 
-Result<KernelLog> read_journal(const KernelLogOptions& o, const LiveKernelLogSources& s,
-                               const Clock& clock) {
+Result<KernelLog> read_journal(const KernelLogOptions& o, const LiveKernelLogSources& s) {
   const std::string program = find_in_path(s.journalctl.empty() ? "journalctl" : s.journalctl);
   if (program.empty()) return fail(Error::not_found("journalctl not found in PATH"));
   int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -108,7 +107,8 @@ Result<KernelLog> read_journal(const KernelLogOptions& o, const LiveKernelLogSou
   auto child = Child::spawn(so);
   if (devnull >= 0) ::close(devnull);
   if (!child) return fail(child.error());
-  const TimeNs deadline = clock.monotonic() + s.journal_timeout;
+  // A wait on a real process: on the clock poll() waits on, whatever Clock the caller has.
+  const TimeNs deadline = io_deadline(s.journal_timeout);
   std::string text;
   bool cut = false;
   while (true) {
@@ -225,7 +225,7 @@ Result<KernelLog> read_live_kernel_log(const Clock& clock, const KernelLogOption
   } else {
     kmsg_error = st.error();
   }
-  auto journal = read_journal(opts, sources, clock);
+  auto journal = read_journal(opts, sources);
   if (journal) return journal;
   return fail(Error::unavailable(fmt::format("cannot read the kernel log: {}; and {}",
                                              kmsg_error.what(), journal.error().what())));

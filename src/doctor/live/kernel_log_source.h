@@ -38,9 +38,8 @@ struct LiveKernelLogSources {
 // or, when /dev/kmsg cannot be opened (dmesg_restrict, containers), the output of
 // `journalctl -k -b -o short-iso --no-pager`, cut at `journal_timeout` (what arrived by then is
 // kept and the source says so). Fails with both reasons when neither can be read. When
-// `o.boot_time_ns` is unset it is taken from `clock` (wall minus monotonic). The journal's
-// deadline is `clock`'s monotonic time plus `journal_timeout`, read against the real clock by
-// the subprocess: pass the system clock unless the kmsg path is sure to open.
+// `o.boot_time_ns` is unset it is taken from `clock` (wall minus monotonic). The journal gets
+// `journal_timeout` of real time (platform::io_deadline), whatever `clock` is.
 Result<KernelLog> read_live_kernel_log(const Clock& clock, const KernelLogOptions& o = {},
                                        const LiveKernelLogSources& sources = {});
 
