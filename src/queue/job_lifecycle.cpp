@@ -3,8 +3,6 @@
 // the queue asks for (what an exit record or a vanished runner means for the job).
 #include "queue/job_lifecycle.h"
 
-#include <signal.h>
-
 #include <algorithm>
 #include <array>
 #include <cstring>
