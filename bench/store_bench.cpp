@@ -134,7 +134,7 @@ nvml::GpuReading simulated_reading(const nlohmann::json& dev, unsigned index, st
     }
     return v;
   };
-#define CARDIAC_GPU_FIELD(member)                                           \
+#define CARDIAC_GPU_FIELD(member, ...)                                      \
   if (dev.contains(#member) && dev[#member].is_number()) {                  \
     using T = std::remove_cvref_t<decltype(*g.member)>;                     \
     g.member = static_cast<T>(wobble(#member, dev[#member].get<double>())); \
@@ -149,7 +149,7 @@ nvml::GpuReading simulated_reading(const nlohmann::json& dev, unsigned index, st
 
 std::size_t present_fields(const nvml::GpuReading& g) {
   std::size_t n = 0;
-#define CARDIAC_GPU_FIELD(member) n += g.member.has_value() ? 1 : 0;
+#define CARDIAC_GPU_FIELD(member, ...) n += g.member.has_value() ? 1 : 0;
 #include "nvml/gpu_fields.def"
 #undef CARDIAC_GPU_FIELD
   return n;
