@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tests/e2e/agent_support.h"
 #include "tests/e2e/run_cardiac.h"
+#include "tests/e2e/support.h"
 #include "tests/e2e/unix_user.h"
 
 namespace cardiac::e2e {

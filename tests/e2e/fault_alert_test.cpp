@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "store/db.h"
-#include "tests/e2e/agent_support.h"
 #include "tests/e2e/run_cardiac.h"
+#include "tests/e2e/support.h"
 
 namespace cardiac::e2e {
 namespace {

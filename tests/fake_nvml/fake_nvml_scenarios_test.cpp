@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fake_nvml_test_support.h"
+#include "support.h"
 
 namespace fake_test {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "fake_nvml_test_support.h"
+#include "support.h"
 
 namespace fake_test {
 namespace {

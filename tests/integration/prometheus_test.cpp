@@ -7,8 +7,8 @@
 
 #include <filesystem>
 
-#include "tests/e2e/agent_support.h"
 #include "tests/e2e/run_cardiac.h"
+#include "tests/e2e/support.h"
 
 namespace cardiac::e2e {
 namespace {

@@ -3,7 +3,7 @@
 // finding id, category, severity and the first action it expects.
 #include <gtest/gtest.h>
 
-#include "doctor/tests/hardware_support.h"
+#include "doctor/tests/support.h"
 
 namespace cardiac::doctor {
 namespace {

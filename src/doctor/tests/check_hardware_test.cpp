@@ -4,7 +4,7 @@
 // first action it expects.
 #include <gtest/gtest.h>
 
-#include "doctor/tests/hardware_support.h"
+#include "doctor/tests/support.h"
 #include "health/verdict.h"
 #include "rules/defaults.h"
 #include "rules/engine.h"

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "metrics/exposition.h"
-#include "metrics/tests/test_report.h"
+#include "metrics/tests/support.h"
 
 // GCC before 13 warns about members left out of a designated initializer even when they
 // have default member initializers (GCC bug 96868); the rows rely on those defaults.

@@ -7,7 +7,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "notify/tests/test_util.h"
+#include "notify/tests/support.h"
 
 namespace cardiac::notify {
 namespace {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "notify/notifier.h"
-#include "notify/tests/test_util.h"
+#include "notify/tests/support.h"
 
 namespace cardiac::notify {
 namespace {

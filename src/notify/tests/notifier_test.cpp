@@ -9,7 +9,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "notify/tests/test_util.h"
+#include "notify/tests/support.h"
 
 namespace cardiac::notify {
 namespace {

@@ -6,8 +6,7 @@
 
 #include "nvml/types.h"
 #include "rules/engine.h"
-#include "rules/tests/fixtures.h"
-#include "rules/tests/test_util.h"
+#include "rules/tests/support.h"
 
 namespace cardiac::rules {
 namespace {

@@ -2,7 +2,7 @@
 // State machine tests: for-duration, hysteresis, per-series state, rate, absence, broken rules.
 #include "rules/engine.h"
 
-#include "rules/tests/test_util.h"
+#include "rules/tests/support.h"
 
 namespace cardiac::rules {
 namespace {

@@ -4,8 +4,7 @@
 #include "health/faults.h"
 #include "rules/defaults.h"
 #include "rules/engine.h"
-#include "rules/tests/fixtures.h"
-#include "rules/tests/test_util.h"
+#include "rules/tests/support.h"
 
 namespace cardiac::rules {
 namespace {

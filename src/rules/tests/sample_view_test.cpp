@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "nvml/types.h"
-#include "rules/tests/fixtures.h"
+#include "rules/tests/support.h"
 
 namespace cardiac::rules {
 namespace {

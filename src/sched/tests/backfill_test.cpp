@@ -7,8 +7,8 @@
 #include <random>
 
 #include "sched/sched.h"
-#include "sched/tests/builders.h"
 #include "sched/tests/easy_reference.h"
+#include "sched/tests/support.h"
 
 namespace cardiac::sched {
 namespace {

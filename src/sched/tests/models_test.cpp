@@ -10,7 +10,7 @@
 
 #include "sched/node_set.h"
 #include "sched/sched.h"
-#include "sched/tests/builders.h"
+#include "sched/tests/support.h"
 
 namespace cardiac::sched {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "sched/sched.h"
 #include "sched/state.h"
-#include "sched/tests/builders.h"
+#include "sched/tests/support.h"
 
 namespace cardiac::sched {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sched/sched.h"
-#include "sched/tests/builders.h"
+#include "sched/tests/support.h"
 
 namespace cardiac::sched {
 namespace {

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "sched/session.h"
-#include "sched/tests/builders.h"
+#include "sched/tests/support.h"
 
 namespace cardiac::sched {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "store/events.h"
 #include "store/schema.h"
-#include "store/tests/test_db.h"
+#include "store/tests/support.h"
 
 namespace cardiac::store {
 namespace {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <random>
 
-#include "store/tests/test_db.h"
+#include "store/tests/support.h"
 
 namespace cardiac::store {
 namespace {

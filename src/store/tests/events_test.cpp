@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "store/tests/test_db.h"
+#include "store/tests/support.h"
 
 namespace cardiac::store {
 namespace {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "store/retention.h"
-#include "store/tests/test_db.h"
+#include "store/tests/support.h"
 #include "store/writer.h"
 
 namespace cardiac::store {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "store/schema.h"
-#include "store/tests/test_db.h"
+#include "store/tests/support.h"
 
 namespace cardiac::store {
 namespace {

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "nvml/gpu_json.h"
-#include "telemetry/tests/collector_support.h"
+#include "telemetry/tests/support.h"
 
 namespace cardiac::telemetry {
 namespace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Test helpers for the store tests.
-#include "store/tests/test_db.h"
+#include "store/tests/support.h"
 
 #include <gtest/gtest.h>
 

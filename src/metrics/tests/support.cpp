@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // A hand-built status report shared by the metrics tests.
-#include "metrics/tests/test_report.h"
+#include "metrics/tests/support.h"
 
 namespace cardiac::metrics::testing {
 
