@@ -49,6 +49,35 @@ std::optional<EventKind> parse_event_kind(std::string_view name) {
 
 namespace {
 
+struct AerName {
+  AerSeverity severity;
+  std::string_view name;
+};
+
+constexpr AerName kAerNames[] = {
+    {AerSeverity::kCorrected, "corrected"},
+    {AerSeverity::kUncorrectedNonFatal, "uncorrected_non_fatal"},
+    {AerSeverity::kUncorrectedFatal, "uncorrected_fatal"},
+};
+
+}  // namespace
+
+std::string_view aer_severity_name(AerSeverity s) {
+  for (const AerName& n : kAerNames) {
+    if (n.severity == s) return n.name;
+  }
+  return "?";
+}
+
+std::optional<AerSeverity> parse_aer_severity(std::string_view name) {
+  for (const AerName& n : kAerNames) {
+    if (n.name == name) return n.severity;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
 using namespace detail;
 
 bool contains(std::string_view s, std::string_view needle) {
@@ -214,11 +243,11 @@ std::optional<KernelEvent> parse_gpu_map(std::string_view m, std::size_t at) {
   return e;
 }
 
-std::string aer_severity(std::string_view phrase) {
-  if (icontains(phrase, "non-fatal")) return "uncorrected_non_fatal";
-  if (icontains(phrase, "fatal")) return "uncorrected_fatal";
-  if (starts_with_ci(phrase, "correct")) return "corrected";
-  return {};
+std::optional<AerSeverity> aer_severity(std::string_view phrase) {
+  if (icontains(phrase, "non-fatal")) return AerSeverity::kUncorrectedNonFatal;
+  if (icontains(phrase, "fatal")) return AerSeverity::kUncorrectedFatal;
+  if (starts_with_ci(phrase, "correct")) return AerSeverity::kCorrected;
+  return std::nullopt;
 }
 
 // "<driver> <bdf>: AER: <Severity> error [message] received[:| from] <bdf>" and
@@ -238,7 +267,7 @@ std::optional<KernelEvent> parse_aer(std::string_view m) {
   if (bus_error) {
     std::string_view s = m.substr(at + 27);
     auto comma = s.find(',');
-    e.severity = aer_severity(s.substr(0, comma));
+    e.aer_severity = aer_severity(s.substr(0, comma));
     e.pci_bus_id = device;
     e.message = std::string(trim_view(m.substr(at + 2)));
   } else {
@@ -248,13 +277,13 @@ std::optional<KernelEvent> parse_aer(std::string_view m) {
     if (recv == std::string_view::npos || !icontains(s.substr(0, recv), "error")) {
       return std::nullopt;
     }
-    e.severity = aer_severity(s.substr(0, recv));
+    e.aer_severity = aer_severity(s.substr(0, recv));
     std::string src = find_bus_id(s.substr(recv));
     e.reporter = device;
     e.pci_bus_id = src.empty() ? device : src;
     e.message = std::string(trim_view(s));
   }
-  if (e.severity.empty()) return std::nullopt;
+  if (!e.aer_severity) return std::nullopt;
   return e;
 }
 

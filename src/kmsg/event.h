@@ -37,6 +37,16 @@ enum class EventKind {
 std::string_view event_kind_name(EventKind k);
 std::optional<EventKind> parse_event_kind(std::string_view name);
 
+// How bad a PCIe AER report is, mildest first; the comment gives its name (aer_severity_name,
+// the one name table with parse_aer_severity, used where it is written to JSON).
+enum class AerSeverity {
+  kCorrected,            // "corrected"
+  kUncorrectedNonFatal,  // "uncorrected_non_fatal"
+  kUncorrectedFatal,     // "uncorrected_fatal"
+};
+std::string_view aer_severity_name(AerSeverity s);
+std::optional<AerSeverity> parse_aer_severity(std::string_view name);
+
 // One recognised kernel message.
 struct KernelEvent {
   EventKind kind = EventKind::kXid;
@@ -49,10 +59,11 @@ struct KernelEvent {
   std::optional<std::int64_t> monotonic_us;  // since boot
   std::string raw;                           // the whole input line, for evidence
   std::string uuid;                          // gpu_map: "GPU-2b7f..."
-  std::string serial;    // gpu_map: the board serial from the "GPU Board Serial Number" line
-                         // that follows it (filled by a reader that sees both lines)
-  std::string severity;  // aer: "corrected" | "uncorrected_non_fatal" | "uncorrected_fatal";
-                         // sxid: "fatal" | "non_fatal" when the line says so
+  std::string serial;  // gpu_map: the board serial from the "GPU Board Serial Number" line
+                       // that follows it (filled by a reader that sees both lines)
+  std::optional<AerSeverity> aer_severity;  // aer: always set
+  std::string severity;  // sxid: "fatal" | "non_fatal" when the line says so; fabric_manager:
+                         // "error" | "fatal"
   std::string reporter;  // aer: the port that reported ("0000:00:03.1")
   std::optional<int> gpu_instance;      // MIG "GPU-I:NN" inside the Xid parentheses
   std::optional<int> compute_instance;  // MIG "GPU-CI:NN"

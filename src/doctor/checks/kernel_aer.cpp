@@ -23,10 +23,9 @@ namespace {
 
 constexpr DurationNs kHour = 3600 * kNsPerSec;
 
-int aer_rank(const std::string& severity) {
-  if (severity == "uncorrected_fatal") return 2;
-  if (severity == "uncorrected_non_fatal") return 1;
-  return 0;
+// 0 corrected (or not known), 1 uncorrected non-fatal, 2 uncorrected fatal.
+int aer_rank(std::optional<kmsg::AerSeverity> severity) {
+  return severity ? static_cast<int>(*severity) : 0;
 }
 
 bool is_bus_error_line(const kmsg::KernelEvent& e) {
@@ -199,8 +198,8 @@ std::vector<AerIncident> aer_incidents(const Analysis& a) {
     AerIncident& inc = out.back();
     inc.events.push_back(i);
     if (inc.reporter.empty()) inc.reporter = e.reporter;
-    if (aer_rank(e.severity) >= aer_rank(inc.severity) || inc.severity.empty()) {
-      inc.severity = e.severity;
+    if (aer_rank(e.aer_severity) >= aer_rank(inc.severity) || !inc.severity) {
+      inc.severity = e.aer_severity;
     }
     if (inc.type.empty()) inc.type = aer_type(e.message);
     for (const auto& m : a.context_messages(i)) {

@@ -49,12 +49,12 @@ struct Analysis {
 // detail lines, with the GPU(s) behind the erring device.
 struct AerIncident {
   std::vector<std::size_t> events;
-  std::string device;                // the erring device (a port or an endpoint)
-  std::string reporter;              // the port that reported it, when the line says
-  std::string severity;              // "corrected" | "uncorrected_non_fatal" | "uncorrected_fatal"
-  std::string type;                  // "Data Link Layer", … when the line says
-  std::vector<std::string> details;  // "Surprise Down Error (First)", …
-  std::vector<std::string> gpus;     // bus ids of the GPUs behind `device`
+  std::string device;                         // the erring device (a port or an endpoint)
+  std::string reporter;                       // the port that reported it, when the line says
+  std::optional<kmsg::AerSeverity> severity;  // the worst of its lines
+  std::string type;                           // "Data Link Layer", … when the line says
+  std::vector<std::string> details;           // "Surprise Down Error (First)", …
+  std::vector<std::string> gpus;              // bus ids of the GPUs behind `device`
   // How `gpus` was found: "sysfs" (the GPU's path passes through the device), "driver line"
   // ("nvidia <bus>: device has no AER-aware driver"), "timing" (the GPU lost its link right
   // after), or "" when no GPU is behind it.

@@ -26,7 +26,7 @@ Finding fallen_finding(const Analysis& a, const std::string& bus,
       "all ones): the link to it is down and nothing can use it until the machine reboots.",
       label, times_text(events.size()), span_text(a, events));
   for (auto& inc : aer) {
-    if (inc.folded || inc.severity != "uncorrected_fatal" || bus.empty()) continue;
+    if (inc.folded || inc.severity != kmsg::AerSeverity::kUncorrectedFatal || bus.empty()) continue;
     if (std::find(inc.gpus.begin(), inc.gpus.end(), bus) == inc.gpus.end()) continue;
     if (!follows_closely(a, inc.events.front(), events.front(), kAerWindow, 20)) continue;
     inc.folded = true;

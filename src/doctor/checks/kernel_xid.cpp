@@ -118,7 +118,7 @@ std::vector<std::size_t> fold_related(const Analysis& a, GroupMap& groups) {
 // Fatal AER incidents on the link to `bus` shortly before event `at`.
 void attach_aer(const Analysis& a, std::vector<AerIncident>& aer, XidGroup& g) {
   for (auto& inc : aer) {
-    if (inc.folded || inc.severity != "uncorrected_fatal") continue;
+    if (inc.folded || inc.severity != kmsg::AerSeverity::kUncorrectedFatal) continue;
     if (std::find(inc.gpus.begin(), inc.gpus.end(), g.bus) == inc.gpus.end()) continue;
     for (auto root : g.roots) {
       if (follows_closely(a, inc.events.front(), root, kAerWindow, 20)) {

@@ -144,7 +144,8 @@ nlohmann::json event_to_json(const kmsg::KernelEvent& e) {
               {"message", str_or_null(e.message)},
               {"time", time_or_null(e.time_ns)},
               {"monotonic_us", opt_or_null(e.monotonic_us)},
-              {"severity", str_or_null(e.severity)},
+              {"severity", e.aer_severity ? json(kmsg::aer_severity_name(*e.aer_severity))
+                                          : str_or_null(e.severity)},
               {"reporter", bus_id(e.reporter)},
               {"uuid", str_or_null(e.uuid)},
               {"serial", str_or_null(e.serial)},

@@ -289,7 +289,7 @@ TEST(KernelLog, AerDetailLinesAreContext) {
       {});
   ASSERT_EQ(log.events.size(), 2u);
   EXPECT_EQ(log.events[0].kind, kmsg::EventKind::kAer);
-  EXPECT_EQ(log.events[0].severity, "uncorrected_fatal");
+  EXPECT_EQ(log.events[0].aer_severity, kmsg::AerSeverity::kUncorrectedFatal);
   EXPECT_EQ(log.events[1].xid, 79);
   ASSERT_EQ(log.context.size(), 1u);
   EXPECT_EQ(log.context[0].first, 0u);
@@ -310,7 +310,7 @@ TEST(KernelLog, AerNewFormatCarriesTheReportingPort) {
   ASSERT_EQ(log.events.size(), 2u);
   EXPECT_EQ(log.events[0].reporter, "0000:00:03.1");
   EXPECT_EQ(log.events[1].reporter, "0000:00:03.1");
-  EXPECT_EQ(log.events[1].severity, "corrected");
+  EXPECT_EQ(log.events[1].aer_severity, kmsg::AerSeverity::kCorrected);
   ASSERT_EQ(log.context.size(), 1u);
   EXPECT_EQ(log.context[0].first, 1u);
   // Row 20: the corrected form with its detail.

@@ -103,7 +103,7 @@ kmsg::KernelEvent aer_event() {
   e.kind = kmsg::EventKind::kAer;
   e.xid = 5;  // a stray value must not be written as an Xid
   e.pci_bus_id = "0000:3b:00.0";
-  e.severity = "corrected";
+  e.aer_severity = kmsg::AerSeverity::kCorrected;
   e.reporter = "0000:00:03.1";
   e.raw = "pcieport 0000:00:03.1: AER: Corrected error received: 0000:3b:00.0";
   return e;

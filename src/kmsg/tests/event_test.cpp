@@ -15,16 +15,16 @@ TEST(Classify, AerSeverityAndReporter) {
       "pcieport 0000:00:03.1: AER: Uncorrected (Non-Fatal) error received: "
       "0000:3b:00.0");
   ASSERT_TRUE(e);
-  EXPECT_EQ(e->severity, "uncorrected_non_fatal");
+  EXPECT_EQ(e->aer_severity, AerSeverity::kUncorrectedNonFatal);
   EXPECT_EQ(e->reporter, "0000:00:03.1");
   EXPECT_EQ(classify("pcieport 0000:00:02.0: PCIe Bus Error: severity=Uncorrected (Fatal), "
                      "type=Transaction Layer")
-                ->severity,
-            "uncorrected_fatal");
+                ->aer_severity,
+            AerSeverity::kUncorrectedFatal);
   EXPECT_EQ(classify("pcieport 0000:00:03.1: AER: Correctable error message received from "
                      "0000:00:00.0")
-                ->severity,
-            "corrected");
+                ->aer_severity,
+            AerSeverity::kCorrected);
 }
 
 TEST(Classify, MigSuffix) {
@@ -161,6 +161,16 @@ TEST(Classify, NormalizeKernelBusId) {
 
 // The names are what JSON, the store and reports carry: each kind has its own, read back. The
 // enumerators are in name order, which the doctor's grouping relies on for its report order.
+TEST(AerSeverityName, EverySeverityReadsBackMildestFirst) {
+  const AerSeverity all[] = {AerSeverity::kCorrected, AerSeverity::kUncorrectedNonFatal,
+                             AerSeverity::kUncorrectedFatal};
+  for (AerSeverity s : all) EXPECT_EQ(parse_aer_severity(aer_severity_name(s)), s);
+  EXPECT_EQ(aer_severity_name(AerSeverity::kUncorrectedNonFatal), "uncorrected_non_fatal");
+  EXPECT_LT(AerSeverity::kCorrected, AerSeverity::kUncorrectedNonFatal);
+  EXPECT_LT(AerSeverity::kUncorrectedNonFatal, AerSeverity::kUncorrectedFatal);
+  EXPECT_EQ(parse_aer_severity("fatal"), std::nullopt);
+}
+
 TEST(EventKindName, EveryKindHasItsOwnNameReadBackInNameOrder) {
   const EventKind all[] = {EventKind::kAer,          EventKind::kFabricManager,
                            EventKind::kFallenOffBus, EventKind::kGpuMap,
