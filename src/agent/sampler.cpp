@@ -164,7 +164,7 @@ const FaultTally& PersistStage::run(AgentStore::Access& store, const Collected& 
 // whichever source tells first.
 void PersistStage::take_events(AgentStore::Access& store, const Collected& in) {
   for (const auto& e : in.inbox.nvml) {
-    if (e.kind != "xid" || !e.xid) continue;
+    if (e.kind != telemetry::GpuEventKind::kXid || !e.xid) continue;
     if (!xids_.record(e.pci_bus_id, *e.xid, e.time_ns, kmsg::XidSource::kNvml)) continue;
     ++tally_.xid_counts[{e.pci_bus_id, *e.xid}];
     tally_.last_xid[e.pci_bus_id] = *e.xid;

@@ -6,7 +6,10 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdio>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -25,14 +28,35 @@ void emit(const nlohmann::json& j) {
   std::fflush(stdout);
 }
 
-const char* event_kind(unsigned long long type) {
-  if (type & nvml::kEventXidCritical) return "xid";
-  if (type & nvml::kEventDoubleBitEcc) return "dbe";
-  if (type & nvml::kEventSingleBitEcc) return "sbe";
-  return "other";
+constexpr std::array<std::pair<GpuEventKind, std::string_view>, 4> kKindNames{{
+    {GpuEventKind::kXid, "xid"},
+    {GpuEventKind::kDoubleBitEcc, "dbe"},
+    {GpuEventKind::kSingleBitEcc, "sbe"},
+    {GpuEventKind::kOther, "other"},
+}};
+
+GpuEventKind event_kind(unsigned long long type) {
+  if (type & nvml::kEventXidCritical) return GpuEventKind::kXid;
+  if (type & nvml::kEventDoubleBitEcc) return GpuEventKind::kDoubleBitEcc;
+  if (type & nvml::kEventSingleBitEcc) return GpuEventKind::kSingleBitEcc;
+  return GpuEventKind::kOther;
 }
 
 }  // namespace
+
+std::string_view gpu_event_kind_name(GpuEventKind k) {
+  for (const auto& [kind, name] : kKindNames) {
+    if (kind == k) return name;
+  }
+  return "other";
+}
+
+GpuEventKind parse_gpu_event_kind(std::string_view name) {
+  for (const auto& [kind, n] : kKindNames) {
+    if (n == name) return kind;
+  }
+  return GpuEventKind::kOther;
+}
 
 int run_event_worker(const WorkerOptions& options, const Clock& clock) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -95,7 +119,7 @@ int run_event_worker(const WorkerOptions& options, const Clock& clock) {
     nlohmann::json j{{"type", "event"},
                      {"gpu", index},
                      {"pci_bus_id", devices[index].bus_id},
-                     {"event", event_kind(data.eventType)},
+                     {"event", gpu_event_kind_name(event_kind(data.eventType))},
                      {"time_ns", clock.now()}};
     if (data.eventType & nvml::kEventXidCritical) j["xid"] = data.eventData;
     emit(j);
@@ -156,7 +180,7 @@ std::optional<GpuEvent> GpuEventStream::next(DurationNs wait) {
     GpuEvent e;
     e.gpu = j.value("gpu", 0u);
     e.pci_bus_id = j.value("pci_bus_id", "");
-    e.kind = j.value("event", "");
+    e.kind = parse_gpu_event_kind(j.value("event", ""));
     if (j.contains("xid")) e.xid = j["xid"].get<int>();
     e.time_ns = j.value("time_ns", TimeNs{0});
     return e;

@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/clock.h"
 #include "platform/subprocess.h"
@@ -19,11 +20,17 @@ struct WorkerOptions;
 // Worker side: runs until the parent goes away.
 int run_event_worker(const WorkerOptions& options, const Clock& clock);
 
+// What NVML's event set reported. Named ("xid", "dbe", "sbe", "other") only on the worker's
+// line protocol.
+enum class GpuEventKind { kXid, kDoubleBitEcc, kSingleBitEcc, kOther };
+std::string_view gpu_event_kind_name(GpuEventKind k);
+GpuEventKind parse_gpu_event_kind(std::string_view name);  // kOther for names it does not know
+
 struct GpuEvent {
   unsigned gpu = 0;
   std::string pci_bus_id;
-  std::string kind;        // "xid", "dbe", "sbe", "lost"
-  std::optional<int> xid;  // for "xid"
+  GpuEventKind kind = GpuEventKind::kOther;
+  std::optional<int> xid;  // for kXid
   TimeNs time_ns = 0;
 };
 

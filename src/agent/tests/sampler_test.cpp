@@ -50,7 +50,7 @@ TEST(PersistStage, AnXidToldByNvmlAndTheKernelLogIsCountedAndStoredOnce) {
   Collected in;
   in.now = f.clock.now();
   telemetry::GpuEvent nvml;
-  nvml.kind = "xid";
+  nvml.kind = telemetry::GpuEventKind::kXid;
   nvml.xid = 79;
   nvml.pci_bus_id = "00000000:3B:00.0";
   nvml.time_ns = in.now;
