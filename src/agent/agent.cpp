@@ -20,7 +20,6 @@
 #include "config/agent_config.h"
 #include "core/format.h"
 #include "core/log.h"
-#include "host/bounded.h"
 #include "platform/subprocess.h"
 #include "queue/job_store.h"
 #include "rules/defaults.h"
@@ -150,6 +149,7 @@ struct Agent::Parts {
   std::optional<Guarded<store::Db>> reader;
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<KernelLogFollower> kernel_log;
+  std::optional<host::HostSnapshot> last_host;  // sample_now()'s previous host reading
   // The GPU job queue ([queue] enabled): its own threads, store connection and socket; it
   // reads the snapshot through a view callback.
   std::unique_ptr<queue::Queue> queue;
@@ -311,13 +311,7 @@ Status Agent::start() {
 void Agent::sample_now() {
   Parts& p = *parts_;
   const auto& c = p.options.config;
-  HostView view;
-  if (auto snap = host::collect_host_within(p.fs, p.clock.now(), c.nvml.timeout)) {
-    HostView previous = p.host.get();
-    if (previous.snapshot) view.rates = host::compute_rates(*previous.snapshot, *snap);
-    view.snapshot = std::move(*snap);
-  }
-  p.host.set(std::move(view));
+  p.host.set(read_host(p.fs, p.last_host, p.clock.now(), c.nvml.timeout));
   p.sampler->step();
 }
 

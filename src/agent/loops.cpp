@@ -12,23 +12,27 @@
 
 namespace cardiac::agent {
 
+HostView read_host(const std::shared_ptr<const FileSystem>& fs,
+                   std::optional<host::HostSnapshot>& previous, TimeNs now, DurationNs timeout) {
+  HostView view;
+  if (auto snap = host::collect_host_within(fs, now, timeout)) {
+    if (previous) view.rates = host::compute_rates(*previous, *snap);
+    previous = *snap;
+    view.snapshot = std::move(*snap);
+  } else {
+    host::HostSnapshot late;
+    late.taken_at = now;
+    late.timed_out = true;
+    view.snapshot = std::move(late);
+  }
+  return view;
+}
+
 void run_host(std::shared_ptr<const FileSystem> fs, Latest<HostView>& out, DurationNs interval,
               DurationNs timeout, const Clock& clock, Stopper& stop) {
   std::optional<host::HostSnapshot> previous;
   do {
-    TimeNs now = clock.now();
-    HostView view;
-    if (auto snap = host::collect_host_within(fs, now, timeout)) {
-      if (previous) view.rates = host::compute_rates(*previous, *snap);
-      previous = *snap;
-      view.snapshot = std::move(*snap);
-    } else {
-      host::HostSnapshot late;
-      late.taken_at = now;
-      late.timed_out = true;
-      view.snapshot = std::move(late);
-    }
-    out.set(std::move(view));
+    out.set(read_host(fs, previous, clock.now(), timeout));
   } while (stop.sleep_for(interval));
 }
 

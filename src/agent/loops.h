@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,11 @@
 #include "platform/fs.h"
 
 namespace cardiac::agent {
+
+// One host reading within `timeout` (a late one is a snapshot marked timed out), with rates
+// against `previous`, which it then replaces.
+HostView read_host(const std::shared_ptr<const FileSystem>& fs,
+                   std::optional<host::HostSnapshot>& previous, TimeNs now, DurationNs timeout);
 
 // Reads the host every `interval` into `out`, at most `timeout` per read (a late read is
 // published as timed out).

@@ -44,7 +44,7 @@ struct InProcessAgent {
     AgentOptions o = in_process_options(dir, gpus);
     if (with_rule) {
       o.config.agent.default_rules = false;
-      o.config.agent.rules_file = dir.file("rules.toml", std::string(kHotRule));
+      o.config.agent.rules_file = dir.write("rules.toml", std::string(kHotRule));
     }
     config::NotifierSettings exec;
     exec.type = "exec";

@@ -13,29 +13,12 @@
 
 #include "agent/agent.h"
 #include "agent/sampler.h"
+#include "core/tests/temp_dir.h"
 #include "platform/fs.h"
 
 namespace cardiac::agent::testing {
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/cardiac-agent-test-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const std::string& path() const { return path_; }
-  [[nodiscard]] std::string file(const std::string& name, const std::string& content) const {
-    std::string p = path_ + "/" + name;
-    std::ofstream(p) << content;
-    return p;
-  }
-
- private:
-  std::string path_;
-};
+using cardiac::testing::TempDir;
 
 // What the scripted source answers next; the test changes it between samples.
 struct GpuScript {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "core/tests/temp_dir.h"
 #include "core/time.h"
 #include "store/events.h"
 #include "store/schema.h"
@@ -48,18 +49,7 @@ Ran run(Runner (*register_fn)(CLI::App&), const char* name, std::vector<std::str
   return r;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/cardiac-cli-test-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  [[nodiscard]] const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using cardiac::testing::TempDir;
 
 TEST(CliInProcess, CheckpointPlanIsJsonOnTheContextsStream) {
   ManualClock clock;

@@ -17,27 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "core/tests/temp_dir.h"
 #include "health/report.h"
 #include "queue/auth.h"
 #include "queue/queue.h"
 
 namespace cardiac::queue::testing {
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/cardiac-queue-test-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const std::string& path() const { return path_; }
-  [[nodiscard]] std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using cardiac::testing::TempDir;
 
 inline std::string read_text(const std::string& path) {
   std::ifstream in(path);

@@ -11,18 +11,6 @@
 
 namespace cardiac::store::testing {
 
-TempDir::TempDir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base != nullptr ? base : "/tmp") + "/cardiac-store-XXXXXX";
-  if (mkdtemp(tmpl.data()) == nullptr) std::abort();
-  path_ = tmpl;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 Db open_test_store(const TempDir& dir, const std::string& name) {
   auto db = open_store(dir.file(name));
   if (!db) {

@@ -5,24 +5,14 @@
 #include <cstdint>
 #include <string>
 
+#include "core/tests/temp_dir.h"
 #include "nvml/gpu.h"
 #include "store/db.h"
 
 namespace cardiac::store::testing {
 
 // A fresh directory under $TMPDIR, removed with its contents on destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const std::string& path() const { return path_; }
-  [[nodiscard]] std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using cardiac::testing::TempDir;
 
 // open_store() on dir/name; fails the test on error.
 Db open_test_store(const TempDir& dir, const std::string& name = "cardiac.db");
