@@ -4,6 +4,7 @@
 // committed data, a hung driver that does not stop the agent, and bad configuration.
 #include <gtest/gtest.h>
 
+#include "src/core/tests/temp_dir.h"
 #include "store/db.h"
 #include "tests/e2e/run_cardiac.h"
 #include "tests/e2e/support.h"
@@ -255,7 +256,8 @@ TEST(Agent, HungDriverDoesNotStopTheAgent) {
 }
 
 TEST(Agent, BadConfigurationAndStateAreClearErrors) {
-  std::string bad = "/tmp/cardiac-agent-bad.toml";
+  cardiac::testing::TempDir tmp;
+  std::string bad = tmp.file("bad.toml");
   std::ofstream(bad) << "[agent]\nintreval = \"1s\"\n";
   RunResult r = run_cardiac({"agent", "--config", bad});
   EXPECT_EQ(r.exit_code, 2);
@@ -277,7 +279,6 @@ TEST(Agent, BadConfigurationAndStateAreClearErrors) {
   // The corrupt file is left as it was for a person to inspect.
   EXPECT_EQ(read_text(dir + "/cardiac.db"), std::string(8192, 'x'));
   std::filesystem::remove_all(dir);
-  std::filesystem::remove(bad);
 }
 
 TEST(Agent, HelpAndBadFlagsReadCleanly) {

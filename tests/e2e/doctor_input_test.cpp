@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "platform/subprocess.h"
+#include "src/core/tests/temp_dir.h"
 #include "src/doctor/tests/lossy_responder.h"
 #include "tests/e2e/run_cardiac.h"
 
@@ -50,9 +51,10 @@ std::string ids(const nlohmann::json& j) {
   return s;
 }
 
-std::string copy_to_temp(const std::string& from, const std::string& name) {
+std::string copy_to_temp(const cardiac::testing::TempDir& tmp, const std::string& from,
+                         const std::string& name) {
   namespace fs = std::filesystem;
-  fs::path to = fs::path(::testing::TempDir()) / name;
+  fs::path to = fs::path(tmp.path()) / name;
   fs::copy_file(from, to, fs::copy_options::overwrite_existing);
   return to.string();
 }
@@ -60,10 +62,11 @@ std::string copy_to_temp(const std::string& from, const std::string& name) {
 // logrotate's kern.log.1.gz (and .xz, .zst exports): read through the system libraries, so the
 // critical Xid 48 inside is found, as in the plain log; also with a name that says nothing.
 TEST(DoctorInput, CompressedKernelLogsAreRead) {
+  cardiac::testing::TempDir tmp;
   const std::vector<std::string> files = {
       kKmsg + "xid48-dbe.syslog.1.gz", kKmsg + "xid48-dbe.syslog.2.xz",
       kKmsg + "xid48-dbe.syslog.3.zst",
-      copy_to_temp(kKmsg + "xid48-dbe.syslog.1.gz", "kern.log.renamed")};
+      copy_to_temp(tmp, kKmsg + "xid48-dbe.syslog.1.gz", "kern.log.renamed")};
   for (const auto& file : files) {
     auto r = run_cardiac({"doctor", "--json", "--offline", "--root", kMinimal, "--kmsg", file,
                           "--year", "2024", "--quiet"});
@@ -104,7 +107,8 @@ TEST(DoctorInput, BinaryKernelLogIsAWarningNotACleanBill) {
 // An executable as the kernel log: binary, not "31 of 494 lines looked like a kernel log"
 // because some of the bytes between its newlines happened to look like log prefixes.
 TEST(DoctorInput, AnExecutableIsBinaryNotAPartlyReadLog) {
-  const std::string exe = copy_to_temp("/bin/ls", "ls-as-kmsg");
+  cardiac::testing::TempDir tmp;
+  const std::string exe = copy_to_temp(tmp, "/bin/ls", "ls-as-kmsg");
   auto j = parse(
       run_cardiac({"doctor", "--json", "--offline", "--root", kMinimal, "--kmsg", exe, "--quiet"}));
   ASSERT_FALSE(j.is_discarded());
@@ -120,7 +124,8 @@ TEST(DoctorInput, AnExecutableIsBinaryNotAPartlyReadLog) {
 // --db names an input, not the agent's own store: a file that is no store is said to be one,
 // without the agent's advice to move it aside (here a program, then an SQLite file damaged).
 TEST(DoctorInput, ADbThatIsNoStoreIsSaidSoWithoutRecoveryAdvice) {
-  const std::string exe = copy_to_temp("/bin/ls", "ls-as-db");
+  cardiac::testing::TempDir tmp;
+  const std::string exe = copy_to_temp(tmp, "/bin/ls", "ls-as-db");
   auto r = run_cardiac({"doctor", "--offline", "--db", exe, "--no-kmsg", "--quiet"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find(exe), std::string::npos) << r.err;

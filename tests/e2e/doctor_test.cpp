@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/core/tests/temp_dir.h"
 #include "src/doctor/tests/lossy_responder.h"
 #include "tests/e2e/run_cardiac.h"
 
@@ -140,27 +141,27 @@ TEST(Doctor, SuspectCardGetsTheCrossCheckPlan) {
 }
 
 // The captured 8-GPU host without its hung nvidia-smi: a machine with nothing wrong.
-std::string healthy_host() {
+// Each test copies into its own directory: ctest runs the tests of this file in parallel.
+std::string healthy_host(const cardiac::testing::TempDir& tmp) {
   namespace fs = std::filesystem;
-  fs::path dir = fs::path(::testing::TempDir()) / "doctor-healthy-host";
-  fs::remove_all(dir);
+  fs::path dir = fs::path(tmp.path()) / "host";
   fs::copy(kHost, dir, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
   fs::remove_all(dir / "proc" / "48213");
   return dir.string();
 }
 
 TEST(Doctor, HealthyMachineExitsZero) {
-  Doctor d = doctor("healthy-8xh100.json", {}, healthy_host());
+  cardiac::testing::TempDir tmp;
+  Doctor d = doctor("healthy-8xh100.json", {}, healthy_host(tmp));
   ASSERT_FALSE(d.j.is_discarded()) << d.run.out << d.run.err;
   EXPECT_EQ(d.run.exit_code, 0) << ids(d.j);
   for (const auto& f : d.j["findings"]) EXPECT_EQ(f["severity"], "info") << f.dump(2);
 }
 
 // A small machine with only an Intel graphics device on its PCI bus.
-std::string plain_host() {
+std::string plain_host(const cardiac::testing::TempDir& tmp) {
   namespace fs = std::filesystem;
-  fs::path dir = fs::path(::testing::TempDir()) / "doctor-plain-host";
-  fs::remove_all(dir);
+  fs::path dir = fs::path(tmp.path()) / "host";
   fs::copy(kMinimal, dir, fs::copy_options::recursive);
   fs::path dev = dir / "sys/bus/pci/devices/0000:00:02.0";
   fs::create_directories(dev);
@@ -178,7 +179,8 @@ TEST(Doctor, PlainMachineWithoutDriverGivesAUsefulReport) {
     dlclose(real);
     GTEST_SKIP() << "an NVML library is installed here";
   }
-  std::string root = plain_host();
+  cardiac::testing::TempDir tmp;
+  std::string root = plain_host(tmp);
   auto r = run_cardiac(
       {"doctor", "--json", "--root", root, "--window", "0", "--quiet", "--no-probe", "--no-kmsg"});
   auto j = nlohmann::json::parse(r.out, nullptr, false);
@@ -202,7 +204,8 @@ TEST(Doctor, PlainMachineDefaultRunWithNoLibrary) {
   // says so and points at the flag, while every other source is still judged. A default run,
   // probes included; the only near target is loopback, so no real gateway is probed. The live
   // kernel log is left out: it is this machine's, not the plain host's.
-  std::string root = plain_host();
+  cardiac::testing::TempDir tmp;
+  std::string root = plain_host(tmp);
   auto r =
       run_cardiac({"doctor", "--json", "--root", root, "--window", "0", "--quiet", "--nvml-lib",
                    "/nonexistent/libnvidia-ml.so.1", "--gateway", "127.0.0.1", "--no-kmsg"});
@@ -225,7 +228,8 @@ TEST(Doctor, PlainMachineDefaultRunWithNoLibrary) {
 
 TEST(Doctor, ProgressGoesToStderrUnlessQuiet) {
   // Not a terminal here: one line per stage on stderr, never on stdout, nothing with --quiet.
-  std::string root = plain_host();
+  cardiac::testing::TempDir tmp;
+  std::string root = plain_host(tmp);
   std::vector<std::string> args = {
       "doctor",    "--json",    "--root",     root,
       "--window",  "0",         "--nvml-lib", "/nonexistent/libnvidia-ml.so.1",
@@ -342,7 +346,8 @@ TEST(Doctor, FormatsRenderTheSameRun) {
                         {scenario_env("ecc-dbe.json")});
   EXPECT_EQ(md.exit_code, 1);
   EXPECT_NE(md.out.find("# "), std::string::npos);
-  std::string html_path = ::testing::TempDir() + "/doctor-report.html";
+  cardiac::testing::TempDir tmp;
+  std::string html_path = tmp.file("doctor-report.html");
   auto html = run_cardiac({"doctor", "--html", "-o", html_path, "--nvml-lib", FAKE_NVML_PATH,
                            "--root", kHost, "--window", "0", "--quiet", "--no-probe", "--no-kmsg"},
                           {scenario_env("thermal-throttle.json")});
@@ -416,7 +421,8 @@ std::vector<std::vector<std::string>> readme_doctor_commands(const std::string& 
 }
 
 TEST(Doctor, ReadmeExamplesShowWhatTheyPromise) {
-  const std::string report = ::testing::TempDir() + "/readme-report.html";
+  cardiac::testing::TempDir tmp;
+  const std::string report = tmp.file("readme-report.html");
   auto commands = readme_doctor_commands(report);
   ASSERT_EQ(commands.size(), 2U) << "the README's doctor block changed";
 
@@ -455,8 +461,8 @@ TEST(Doctor, HostTreeThatCannotBeReadExitsThree) {
   // The tree is there but its proc/ cannot be read: nothing to judge, exit 3. A symlink loop
   // fails for every user; a proc/ with no permissions fails only for one without CAP_DAC_*.
   namespace fs = std::filesystem;
-  fs::path loop = fs::path(::testing::TempDir()) / "doctor-unreadable-loop";
-  fs::remove_all(loop);
+  cardiac::testing::TempDir tmp;
+  fs::path loop = fs::path(tmp.path()) / "loop";
   fs::create_directories(loop);
   fs::create_directory_symlink("proc", loop / "proc");
   auto r = run_cardiac({"doctor", "--offline", "--root", loop.string(), "--quiet"});
@@ -465,8 +471,7 @@ TEST(Doctor, HostTreeThatCannotBeReadExitsThree) {
   EXPECT_EQ(r.out, "");
 
   if (geteuid() != 0) {
-    fs::path locked = fs::path(::testing::TempDir()) / "doctor-unreadable-perm";
-    fs::remove_all(locked);
+    fs::path locked = fs::path(tmp.path()) / "locked";
     fs::create_directories(locked / "proc");
     fs::permissions(locked / "proc", fs::perms::none);
     auto p = run_cardiac({"doctor", "--offline", "--root", locked.string(), "--quiet"});

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/core/tests/temp_dir.h"
 #include "tests/e2e/run_cardiac.h"
 
 namespace cardiac::e2e {
@@ -169,7 +170,8 @@ TEST(Status, BadFlagsAreUsageErrors) {
 }
 
 TEST(Status, ConfigFileSetsTheLibraryAndABadOneIsAUsageError) {
-  std::string path = "/tmp/cardiac-status-config-test.toml";
+  cardiac::testing::TempDir tmp;
+  std::string path = tmp.file("cardiac.toml");
   {
     std::ofstream f(path);
     f << "[nvml]\nlibrary = \"" << FAKE_NVML_PATH << "\"\ntimeout = \"2s\"\n";
@@ -187,11 +189,11 @@ TEST(Status, ConfigFileSetsTheLibraryAndABadOneIsAUsageError) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find(path + ":2:1: unknown key 'nvml.libary'"), std::string::npos) << bad.err;
   EXPECT_EQ(run_cardiac({"status", "--config", "/nonexistent/cardiac.toml"}).exit_code, 2);
-  std::filesystem::remove(path);
 }
 
 TEST(ScenarioCapture, CapturedScenarioReplaysTheSameReadings) {
-  std::string out = "/tmp/cardiac-capture-test.json";
+  cardiac::testing::TempDir tmp;
+  std::string out = tmp.file("capture.json");
   RunResult cap = run_cardiac({"scenario", "capture", "-o", out, "--nvml-lib", FAKE_NVML_PATH},
                               {scenario_env("ecc-dbe.json")});
   ASSERT_EQ(cap.exit_code, 0) << cap.err;
@@ -205,7 +207,6 @@ TEST(ScenarioCapture, CapturedScenarioReplaysTheSameReadings) {
   normalize(b);
   EXPECT_EQ(a["gpus"].dump(), b["gpus"].dump());
   EXPECT_EQ(a["verdict"], b["verdict"]);
-  std::filesystem::remove(out);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "core/clock.h"
+#include "core/tests/temp_dir.h"
 #include "doctor/checks/checks.h"
 #include "doctor/live/gather.h"
 #include "store/events.h"
@@ -112,7 +113,8 @@ TEST(Gather, BadInputNamesThePath) {
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().what().find("/nonexistent-root"), std::string::npos);
 
-  std::string junk = ::testing::TempDir() + "/not-a-store.db";
+  cardiac::testing::TempDir tmp;
+  std::string junk = tmp.file("not-a-store.db");
   std::ofstream(junk) << "this is not SQLite\n";
   o.root = kHost8x;
   o.db = junk;
@@ -124,8 +126,8 @@ TEST(Gather, BadInputNamesThePath) {
 // An agent store with three samples of a GPU over its slowdown temperature and the kernel's
 // Xid 79 line: an offline doctor run on it finds both without any live source.
 TEST(Gather, AgentStoreGivesSamplesHistoryAndEvents) {
-  std::string path = ::testing::TempDir() + "/doctor-gather-store.db";
-  std::filesystem::remove(path);
+  cardiac::testing::TempDir tmp;
+  std::string path = tmp.file("store.db");
   {
     auto db = store::open_store(path);
     ASSERT_TRUE(db) << db.error().what();
