@@ -28,8 +28,8 @@ HostView read_host(const std::shared_ptr<const FileSystem>& fs,
   return view;
 }
 
-void run_host(std::shared_ptr<const FileSystem> fs, Latest<HostView>& out, DurationNs interval,
-              DurationNs timeout, const Clock& clock, Stopper& stop) {
+void run_host(const std::shared_ptr<const FileSystem>& fs, Latest<HostView>& out,
+              DurationNs interval, DurationNs timeout, const Clock& clock, Stopper& stop) {
   std::optional<host::HostSnapshot> previous;
   do {
     out.set(read_host(fs, previous, clock.now(), timeout));
@@ -107,7 +107,7 @@ void KernelLogFollower::run(Inbox& inbox, KmsgStatus& status, Stopper& stop) {
       if (st) {
         open_ = true;
         report(true, "");
-      } else if ((journal = start_journal("/usr/bin/journalctl"))) {
+      } else if (journal = start_journal("/usr/bin/journalctl"); journal) {
         log::info("kernel log: {} unavailable ({}); following journalctl -k", source_,
                   st.error().what());
         report(true, "");

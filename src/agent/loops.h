@@ -25,8 +25,8 @@ HostView read_host(const std::shared_ptr<const FileSystem>& fs,
 
 // Reads the host every `interval` into `out`, at most `timeout` per read (a late read is
 // published as timed out).
-void run_host(std::shared_ptr<const FileSystem> fs, Latest<HostView>& out, DurationNs interval,
-              DurationNs timeout, const Clock& clock, Stopper& stop);
+void run_host(const std::shared_ptr<const FileSystem>& fs, Latest<HostView>& out,
+              DurationNs interval, DurationNs timeout, const Clock& clock, Stopper& stop);
 
 // Follows the configured kernel log ([kmsg] source: /dev/kmsg, a file, or "journal"), hands
 // classified events to `inbox` and says in `status` whether the log is read.

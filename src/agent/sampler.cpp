@@ -278,7 +278,7 @@ void PublishStage::run(Collected in, const FaultTally& tally, Evaluated ev, cons
   if (!ev.changes.empty()) {
     auto outgoing = to_notifications(ev.changes, options_.hostname);
     if (options_.alertmanager) options_.alertmanager->submit(outgoing);
-    if (options_.notifiers) options_.notifiers->submit(std::move(outgoing));
+    if (options_.notifiers) options_.notifiers->submit(outgoing);
   }
   if (options_.alertmanager && clock_.monotonic() - last_resend_ >= kAlertmanagerResend) {
     last_resend_ = clock_.monotonic();
@@ -287,7 +287,7 @@ void PublishStage::run(Collected in, const FaultTally& tally, Evaluated ev, cons
       return open ? firing_notifications(*open, options_.hostname)
                   : std::vector<notify::Notification>{};
     });
-    if (!again.empty()) options_.alertmanager->submit(std::move(again));
+    if (!again.empty()) options_.alertmanager->submit(again);
   }
 
   Snapshot next = last_;

@@ -4,6 +4,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -70,7 +72,7 @@ class ProgressLine {
       return;
     }
     int width = 30;
-    int filled = static_cast<int>(fraction * width + 0.5);
+    int filled = static_cast<int>(std::lround(std::clamp(fraction, 0.0, 1.0) * width));
     err_ << "\r"
          << fmt::format("{:<10} [{}{}] {:3.0f} %", stage, std::string(filled, '#'),
                         std::string(width - filled, ' '), fraction * 100)

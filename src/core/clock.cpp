@@ -21,8 +21,8 @@ TimeNs SystemClock::monotonic() const {
 }
 
 const SystemClock& SystemClock::instance() {
-  static const SystemClock clock;
-  return clock;
+  static const SystemClock kClock;
+  return kClock;
 }
 
 }  // namespace cardiac

@@ -7,13 +7,13 @@
 namespace cardiac::log {
 
 void set_level(std::string_view name) {
-  static const bool installed = [] {
+  static const bool kInstalled = [] {
     auto logger = spdlog::stderr_color_mt("cardiac");
     spdlog::set_default_logger(logger);
     spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
     return true;
   }();
-  (void)installed;
+  (void)kInstalled;
   auto level = spdlog::level::from_str(std::string(name));
   if (level == spdlog::level::off && name != "off") level = spdlog::level::warn;
   spdlog::set_level(level);

@@ -12,7 +12,7 @@ std::vector<MetricDef> host_metric_rows();
 std::vector<MetricDef> queue_metric_rows();
 
 const std::vector<MetricDef>& metric_registry() {
-  static const std::vector<MetricDef> table = [] {
+  static const std::vector<MetricDef> kTable = [] {
     auto r = gpu_metric_rows();
     auto h = host_metric_rows();
     r.insert(r.end(), h.begin(), h.end());
@@ -20,7 +20,7 @@ const std::vector<MetricDef>& metric_registry() {
     r.insert(r.end(), q.begin(), q.end());
     return r;
   }();
-  return table;
+  return kTable;
 }
 
 std::string_view metric_type_name(MetricType t) {

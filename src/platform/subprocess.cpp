@@ -15,6 +15,7 @@
 #include <climits>
 #include <cstring>
 #include <mutex>
+#include <utility>
 
 extern char** environ;
 
@@ -62,7 +63,12 @@ std::vector<std::string> build_env(const SpawnOptions& options) {
                                   [&](const auto& kv) { return kv.first == key; });
     if (!overridden) env.emplace_back(entry);
   }
-  for (const auto& [k, v] : options.env) env.push_back(k + "=" + v);
+  for (const auto& [k, v] : options.env) {
+    std::string kv = k;
+    kv += '=';
+    kv += v;
+    env.push_back(std::move(kv));
+  }
   return env;
 }
 

@@ -233,7 +233,11 @@ Alert translate(const Rule& r) {
     const std::string window = "[" + prometheus_duration(r.window_ns) + "]";
     value.clear();
     for (const auto& c : src->counters) {
-      value += (value.empty() ? "" : " + ") + ("increase(" + c + window + ")");
+      if (!value.empty()) value += " + ";
+      value += "increase(";
+      value += c;
+      value += window;
+      value += ")";
     }
     if (r.kind == RuleKind::kRate && r.per_ns != r.window_ns) {
       if (src->counters.size() > 1) value = "(" + value + ")";

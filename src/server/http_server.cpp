@@ -336,7 +336,7 @@ void HttpServer::Impl::install_routes() {
   });
   // Backstop for anything thrown outside route() (should not happen; route() catches all).
   svr->set_exception_handler(
-      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr) {
+      [](const httplib::Request& req, httplib::Response& res, const std::exception_ptr&) {
         log::error("http: {} {}: unhandled exception", req.method, req.path);
         send_error(res, 500, "internal error");
       });

@@ -17,7 +17,7 @@ constexpr std::array kGpuFieldNames = {
 }  // namespace
 
 const std::vector<StoredMetric>& stored_metrics() {
-  static const std::vector<StoredMetric> all = [] {
+  static const std::vector<StoredMetric> kAll = [] {
     std::vector<StoredMetric> v;
     for (std::string_view n : kGpuFieldNames) v.push_back({n, true});
     for (std::string_view n :
@@ -26,7 +26,7 @@ const std::vector<StoredMetric>& stored_metrics() {
     }
     return v;
   }();
-  return all;
+  return kAll;
 }
 
 SampleWriter::SampleWriter(Db& db, std::size_t max_batch)

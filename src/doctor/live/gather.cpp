@@ -270,7 +270,7 @@ std::vector<std::string> snapshot_series(const std::string& dir) {
   for (int i = 0;; ++i) {
     std::string name = fmt::format("t{}", i);
     if (!fs.exists("/" + name + "/proc")) break;
-    out.push_back(dir + "/" + name);
+    out.push_back(fmt::format("{}/{}", dir, name));
   }
   return out;
 }
