@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // One scheduling pass: policy order, strict order or EASY backfill, and the reasons.
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <unordered_set>
 
 #include "core/format.h"
@@ -49,26 +51,64 @@ struct Plan {
 // an idle GPU outside the reservation may take a job that runs past it. The releases
 // are made on `state` itself and undone before returning (apply is release's exact inverse):
 // a copy of the whole cluster for every plan was most of a backfill pass at 100,000 GPUs.
+// Releasing more only frees GPUs, so whether the job fits is monotone in the number of end
+// times released: the first that fits is found by galloping then bisecting, a logarithmic
+// number of searches instead of one per end time (each a scan of the shared nodes for a
+// shared job).
 std::optional<Plan> plan_start(ClusterState& state, std::vector<Ending> ends, const Need& need,
                                bool spread, TimeNs now) {
   std::sort(ends.begin(), ends.end(), [](const Ending& a, const Ending& b) {
     return a.end != b.end ? a.end < b.end : a.seq < b.seq;
   });
-  std::optional<Plan> plan;
+  // bounds[g]: how many ends are released once the g-th distinct end time is reached.
+  std::vector<std::size_t> bounds;
+  for (std::size_t i = 0; i < ends.size(); ++i) {
+    if (i + 1 == ends.size() || ends[i + 1].end != ends[i].end) bounds.push_back(i + 1);
+  }
   std::size_t released = 0;
-  while (released < ends.size() && !plan) {
-    const TimeNs t = ends[released].end;
-    for (; released < ends.size() && ends[released].end == t; ++released) {
-      state.release(*ends[released].alloc);
+  auto release_to = [&](std::size_t k) {
+    for (; released < k; ++released) state.release(*ends[released].alloc);
+    while (released > k) state.apply(*ends[--released].alloc);
+  };
+  auto fits_after = [&](std::size_t g) {
+    release_to(bounds[g]);
+    return state.fits(need);
+  };
+  // The first group after which it fits lies in (bad, good]; bad = -1 stands for none.
+  std::ptrdiff_t bad = -1;
+  std::optional<std::size_t> good;
+  for (std::size_t step = 1, g = 0; g < bounds.size(); step *= 2) {
+    if (fits_after(g)) {
+      good = g;
+      break;
     }
+    bad = static_cast<std::ptrdiff_t>(g);
+    g += step;
+    if (g >= bounds.size() && static_cast<std::size_t>(bad) + 1 < bounds.size()) {
+      g = bounds.size() - 1;
+    }
+  }
+  std::optional<Plan> plan;
+  if (good) {
+    while (static_cast<std::ptrdiff_t>(*good) - bad > 1) {
+      const std::size_t mid =
+          static_cast<std::size_t>(bad + (static_cast<std::ptrdiff_t>(*good) - bad) / 2);
+      if (fits_after(mid)) {
+        good = mid;
+      } else {
+        bad = static_cast<std::ptrdiff_t>(mid);
+      }
+    }
+    release_to(bounds[*good]);
     if (auto a = state.find(need, spread)) {
       std::vector<const Alloc*> ended;
       ended.reserve(released);
       for (std::size_t k = 0; k < released; ++k) ended.push_back(ends[k].alloc);
-      plan = Plan{.start = std::max(t, now), .alloc = state.prefer_busy(need, *a, ended)};
+      plan = Plan{.start = std::max(ends[released - 1].end, now),
+                  .alloc = state.prefer_busy(need, *a, ended)};
     }
   }
-  for (std::size_t k = released; k-- > 0;) state.apply(*ends[k].alloc);
+  release_to(0);
   return plan;
 }
 
@@ -83,9 +123,32 @@ std::vector<Ending> running_ends(const Cluster& cluster, const ClusterState& sta
   return ends;
 }
 
+// Backfill behind the head: a request that found no GPUs finds none later in the pass either,
+// since the jobs started meanwhile only take GPUs; nor does one asking as much or more memory
+// per GPU. Kept per view (the head's reserved GPUs shown or hidden), so a deep queue of jobs
+// of a few shapes costs a search per shape, not per job.
+class NoFit {
+ public:
+  [[nodiscard]] bool known(const Need& n, bool shown) const {
+    auto it = memory_.find(key(n, shown));
+    return it != memory_.end() && n.memory >= it->second;
+  }
+  void add(const Need& n, bool shown) {
+    auto [it, added] = memory_.try_emplace(key(n, shown), n.memory);
+    if (!added) it->second = std::min(it->second, n.memory);
+  }
+
+ private:
+  using Key = std::tuple<unsigned, unsigned, bool, const detail::NodeSet*, bool>;
+  static Key key(const Need& n, bool shown) {
+    return {n.gpus, n.max_nodes, n.shared, n.allowed, shown};
+  }
+  std::map<Key, std::uint64_t> memory_;  // the least memory per GPU known not to fit
+};
+
 class Deps {
  public:
-  Deps(const Cluster& cluster, const std::vector<Job>& pending, std::vector<JobId> done)
+  Deps(const Cluster& cluster, const OrderedPending& pending, std::vector<JobId> done)
       : cluster_(cluster), pending_(pending), done_(std::move(done)) {
     std::sort(done_.begin(), done_.end());
   }
@@ -99,18 +162,19 @@ class Deps {
   }
   // Neither pending, running nor succeeded: it ended some other way, so it never will.
   bool gone(JobId id) {
-    if (live_.empty()) {
-      for (const Job& j : pending_) live_.insert(j.id);
-      for (const Running& r : cluster_.running) live_.insert(r.id);
+    if (!running_built_) {
+      for (const Running& r : cluster_.running) running_.insert(r.id);
+      running_built_ = true;
     }
-    return !live_.contains(id);
+    return !pending_.contains(id) && !running_.contains(id);
   }
 
  private:
   const Cluster& cluster_;
-  const std::vector<Job>& pending_;
+  const OrderedPending& pending_;
   std::vector<JobId> done_;
-  std::unordered_set<JobId> live_;
+  std::unordered_set<JobId> running_;
+  bool running_built_ = false;
 };
 
 struct Waiting {
@@ -119,22 +183,27 @@ struct Waiting {
   std::string impossible{};
 };
 
+// A job the pass looked at, and why it waits.
+struct Seen {
+  const Job* job = nullptr;
+  Waiting why{};
+};
+
 struct Outcome {
-  const std::vector<Waiting>& why;
-  std::optional<unsigned> blocker;
-  std::optional<unsigned> head;
+  const std::vector<Seen>& seen;
+  std::optional<std::size_t> blocker;  // index into seen
+  std::optional<std::size_t> head;
   const std::optional<Plan>& plan;
   bool backfill = false;
   Order order = Order::kFcfs;
 };
 
-void fill_reasons(const Cluster& cluster, const ClusterState& state,
-                  const std::vector<Job>& pending, const Outcome& o, TimeNs now,
+void fill_reasons(const Cluster& cluster, const ClusterState& state, const Outcome& o, TimeNs now,
                   ScheduleResult& res) {
   detail::Explainer explain(cluster, state);
   std::string behind;
   if (o.blocker) {
-    const JobId b = pending[*o.blocker].id;
+    const JobId b = o.seen[*o.blocker].job->id;
     behind = fmt::format("behind job {} in {} order", b, order_name(o.order));
     if (o.backfill) behind += fmt::format(" (job {} has no planned start)", b);
   }
@@ -167,7 +236,7 @@ void fill_reasons(const Cluster& cluster, const ClusterState& state,
                "; no start can be planned: it does not fit even after every running job "
                "reaches its time limit";
       case Wait::kReserved:
-        return fmt::format("reserved for job {} from {}; {}", pending[*o.head].id, from,
+        return fmt::format("reserved for job {} from {}; {}", o.seen[*o.head].job->id, from,
                            job.time_limit > 0
                                ? "it would not finish by then"
                                : "a job without a time limit cannot run ahead of it");
@@ -175,52 +244,77 @@ void fill_reasons(const Cluster& cluster, const ClusterState& state,
     return {};
   };
   // In id order, so every insertion lands at the end of the map.
-  std::vector<unsigned> by_id;
-  by_id.reserve(pending.size());
-  for (unsigned i = 0; i < pending.size(); ++i) {
-    if (o.why[i].wait != Wait::kStarted) by_id.push_back(i);
+  std::vector<const Seen*> by_id;
+  by_id.reserve(o.seen.size());
+  for (const Seen& s : o.seen) {
+    if (s.why.wait != Wait::kStarted) by_id.push_back(&s);
   }
   std::sort(by_id.begin(), by_id.end(),
-            [&](unsigned a, unsigned b) { return pending[a].id < pending[b].id; });
-  for (unsigned i : by_id) {
-    res.reasons.emplace_hint(res.reasons.end(), pending[i].id, text(pending[i], o.why[i]));
+            [](const Seen* a, const Seen* b) { return a->job->id < b->job->id; });
+  for (const Seen* s : by_id) {
+    res.reasons.emplace_hint(res.reasons.end(), s->job->id, text(*s->job, s->why));
   }
 }
+
+// The caller's vector in the ranking's order.
+class RankedVector final : public OrderedPending {
+ public:
+  RankedVector(const std::vector<Job>& pending, const std::vector<unsigned>& order)
+      : pending_(pending), order_(order) {}
+  const Job* next() override { return at_ < order_.size() ? &pending_[order_[at_++]] : nullptr; }
+  [[nodiscard]] bool contains(JobId id) const override {
+    if (ids_.empty()) {
+      for (const Job& j : pending_) ids_.insert(j.id);
+    }
+    return ids_.contains(id);
+  }
+
+ private:
+  const std::vector<Job>& pending_;
+  const std::vector<unsigned>& order_;
+  std::size_t at_ = 0;
+  mutable std::unordered_set<JobId> ids_;
+};
 
 }  // namespace
 
 namespace detail {
 
-ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& capacity,
-                        const std::vector<Job>& pending, const Usage& usage,
-                        const PolicyConfig& policy, TimeNs now,
+OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& capacity,
+                        OrderedPending& pending, const PolicyConfig& policy, TimeNs now,
                         const std::vector<JobId>& finished_ok) {
-  ScheduleResult res;
+  OrderedPass out;
+  ScheduleResult& res = out.result;
   const bool backfill = policy.backfill;
-  const Order order = policy.order;
-  detail::Ranking ranking =
-      detail::rank_jobs(cluster, pending, usage, policy, order, now, policy.explain);
-  res.order.reserve(pending.size());
-  for (unsigned i : ranking.order) res.order.push_back(pending[i].id);
-  if (policy.explain) {
-    res.priorities.reserve(pending.size());
-    for (unsigned i : ranking.order) res.priorities.push_back(ranking.priorities[i]);
-  }
 
   Deps deps(cluster, pending, finished_ok);
-  std::vector<Waiting> why(pending.size());
-  std::optional<unsigned> blocker;  // the job the rest wait behind (strict order)
-  std::optional<unsigned> head;     // backfill: the job holding the reservation
+  std::vector<Seen> seen;
+  std::optional<std::size_t> blocker;  // the job the rest wait behind (strict order)
+  std::optional<std::size_t> head;     // backfill: the job holding the reservation
   std::optional<Plan> plan;
   // Backfill: the head's reserved GPUs that could take work now (nothing exclusive on them),
   // hidden from jobs that would still run at the reservation. Hidden on `state` itself and
   // shown again for jobs done by then, instead of a copy of the cluster without them.
   std::vector<unsigned> hidden;
   std::vector<std::pair<DurationNs, Alloc>> started;
+  NoFit nofit;
+  // Behind the head, a job that does not start: kept off GPUs the head needs (it would fit
+  // with them shown) or short of GPUs; only the reasons tell the two apart.
+  auto reserved_or_short = [&](const Need& need) {
+    if (!policy.explain || nofit.known(need, true)) return Wait::kShortfall;
+    state.unmask(hidden);
+    const bool fits = state.fits(need);
+    state.mask(hidden);
+    if (!fits) nofit.add(need, true);
+    return fits ? Wait::kReserved : Wait::kShortfall;
+  };
 
-  for (unsigned idx : ranking.order) {
-    const Job& job = pending[idx];
-    Waiting& w = why[idx];
+  for (const Job* next = pending.next(); next != nullptr; next = pending.next()) {
+    const Job& job = *next;
+    res.order.push_back(job.id);
+    seen.push_back(Seen{.job = next, .why = {}});
+    const std::size_t at = seen.size() - 1;
+    Waiting& w = seen.back().why;
     // Held jobs, unmet dependencies and impossible requests are skipped, not blocking: they
     // could hold the whole queue forever otherwise.
     if (job.held) {
@@ -247,7 +341,8 @@ ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& c
       continue;
     }
     if (blocker) {
-      // Strict order: nothing after the blocker starts; only the reasons need the rest.
+      // Strict order: nothing after the blocker starts; only the reasons need the rest, so
+      // without them the pass reads no further.
       if (!policy.explain) break;
       w.wait = Wait::kBehind;
       continue;
@@ -256,10 +351,15 @@ ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& c
     // Behind the head, a job done by the reservation may use any free GPU; one that runs past
     // it only the GPUs the reservation does not need.
     const bool done_in_time = job.time_limit > 0 && plan && now + job.time_limit <= plan->start;
+    if (head && nofit.known(need, done_in_time)) {
+      w.wait = reserved_or_short(need);
+      continue;
+    }
     if (head && done_in_time) state.unmask(hidden);
     const std::optional<Alloc> a = state.find(need, policy.spread);
     if (a) {
       res.starts.push_back(Start{.job = job.id, .placement = state.to_placement(*a)});
+      out.started.push_back(next);
       state.apply(*a);
       if (!head) started.emplace_back(job.time_limit, *a);
     }
@@ -275,17 +375,12 @@ ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& c
       }
     }
     if (head) {
-      bool fits = false;
-      if (policy.explain) {
-        state.unmask(hidden);
-        fits = state.fits(need);
-        state.mask(hidden);
-      }
-      w.wait = fits ? Wait::kReserved : Wait::kShortfall;
+      nofit.add(need, done_in_time);
+      w.wait = reserved_or_short(need);
       continue;
     }
     if (!backfill) {
-      blocker = idx;
+      blocker = at;
       res.blocker = job.id;
       w.wait = Wait::kShortfall;
       continue;
@@ -298,12 +393,12 @@ ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& c
     plan = plan_start(state, std::move(ends), need, policy.spread, now);
     if (!plan) {
       // Nothing may pass a job whose start cannot be planned: it would wait forever.
-      blocker = idx;
+      blocker = at;
       res.blocker = job.id;
       w.wait = Wait::kNoPlan;
       continue;
     }
-    head = idx;
+    head = at;
     w.wait = Wait::kHead;
     res.reservation = std::make_pair(job.id, plan->start);
     res.reserved = state.to_placement(plan->alloc);
@@ -319,16 +414,36 @@ ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& c
   state.prefer(hidden, false);
 
   if (policy.explain) {
-    fill_reasons(cluster, state, pending,
-                 Outcome{.why = why,
+    fill_reasons(cluster, state,
+                 Outcome{.seen = seen,
                          .blocker = blocker,
                          .head = head,
                          .plan = plan,
                          .backfill = backfill,
-                         .order = order},
+                         .order = policy.order},
                  now, res);
   }
-  return res;
+  return out;
+}
+
+OrderedPass run_pass(const Cluster& cluster, ClusterState& state, Capacity& capacity,
+                     const std::vector<Job>& pending, const Usage& usage,
+                     const PolicyConfig& policy, TimeNs now,
+                     const std::vector<JobId>& finished_ok) {
+  detail::Ranking ranking =
+      detail::rank_jobs(cluster, pending, usage, policy, policy.order, now, policy.explain);
+  RankedVector ordered(pending, ranking.order);
+  OrderedPass out = run_ordered(cluster, state, capacity, ordered, policy, now, finished_ok);
+  ScheduleResult& res = out.result;
+  // Every pending job, including those a strict pass did not read.
+  res.order.clear();
+  res.order.reserve(pending.size());
+  for (unsigned i : ranking.order) res.order.push_back(pending[i].id);
+  if (policy.explain) {
+    res.priorities.reserve(pending.size());
+    for (unsigned i : ranking.order) res.priorities.push_back(ranking.priorities[i]);
+  }
+  return out;
 }
 
 }  // namespace detail
@@ -338,7 +453,8 @@ ScheduleResult schedule(const Cluster& cluster, const std::vector<Job>& pending,
                         const std::vector<JobId>& finished_ok) {
   ClusterState state(cluster);
   detail::Capacity capacity(cluster);
-  return detail::run_pass(cluster, state, capacity, pending, usage, policy, now, finished_ok);
+  return detail::run_pass(cluster, state, capacity, pending, usage, policy, now, finished_ok)
+      .result;
 }
 
 std::optional<TimeNs> expected_start(const Cluster& cluster, const Job& job, TimeNs now) {
