@@ -52,9 +52,9 @@ struct Plan {
 // are made on `state` itself and undone before returning (apply is release's exact inverse):
 // a copy of the whole cluster for every plan was most of a backfill pass at 100,000 GPUs.
 // Releasing more only frees GPUs, so whether the job fits is monotone in the number of end
-// times released: the first that fits is found by galloping then bisecting, a logarithmic
-// number of searches instead of one per end time (each a scan of the shared nodes for a
-// shared job).
+// times released: for a shared job (each search a scan of the shared nodes) the first that
+// fits is found by galloping then bisecting, a logarithmic number of searches instead of one
+// per end time.
 std::optional<Plan> plan_start(ClusterState& state, std::vector<Ending> ends, const Need& need,
                                bool spread, TimeNs now) {
   std::sort(ends.begin(), ends.end(), [](const Ending& a, const Ending& b) {
@@ -77,7 +77,10 @@ std::optional<Plan> plan_start(ClusterState& state, std::vector<Ending> ends, co
   // The first group after which it fits lies in (bad, good]; bad = -1 stands for none.
   std::ptrdiff_t bad = -1;
   std::optional<std::size_t> good;
-  for (std::size_t step = 1, g = 0; g < bounds.size(); step *= 2) {
+  // Exclusive requests are a few index lookups each: tried at every end time, they cost less
+  // than the extra releases of a gallop. A shared request scans the shared nodes.
+  const bool gallop = need.shared;
+  for (std::size_t step = 1, g = 0; g < bounds.size(); step = gallop ? step * 2 : 1) {
     if (fits_after(g)) {
       good = g;
       break;
