@@ -246,16 +246,17 @@ void fill_reasons(const Cluster& cluster, const ClusterState& state, const Outco
     }
     return {};
   };
-  // In id order, so every insertion lands at the end of the map.
-  std::vector<const Seen*> by_id;
+  // In id order, so every insertion lands at the end of the map; the ids sit beside their
+  // entries so that the sort does not chase pointers into the jobs.
+  std::vector<std::pair<JobId, const Seen*>> by_id;
   by_id.reserve(o.seen.size());
   for (const Seen& s : o.seen) {
-    if (s.why.wait != Wait::kStarted) by_id.push_back(&s);
+    if (s.why.wait != Wait::kStarted) by_id.emplace_back(s.job->id, &s);
   }
   std::sort(by_id.begin(), by_id.end(),
-            [](const Seen* a, const Seen* b) { return a->job->id < b->job->id; });
-  for (const Seen* s : by_id) {
-    res.reasons.emplace_hint(res.reasons.end(), s->job->id, text(*s->job, s->why));
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [id, s] : by_id) {
+    res.reasons.emplace_hint(res.reasons.end(), id, text(*s->job, s->why));
   }
 }
 
