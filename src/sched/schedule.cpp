@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // One scheduling pass: policy order, strict order or EASY backfill, and the reasons.
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <tuple>
 #include <unordered_set>
@@ -147,6 +148,20 @@ class NoFit {
     return {n.gpus, n.max_nodes, n.shared, n.allowed, shown};
   }
   std::map<Key, std::uint64_t> memory_;  // the least memory per GPU known not to fit
+};
+
+// What the GPUs could still take: a free GPU, and the most memory left on a GPU only shared
+// jobs use. A request beyond both does not fit (one within them still may not).
+struct Room {
+  bool free = true;
+  std::optional<std::uint64_t> shared = std::numeric_limits<std::uint64_t>::max();
+
+  [[nodiscard]] bool takes(const Need& n) const {
+    return n.gpus == 0 || free || (n.shared && shared && *shared >= n.memory);
+  }
+  [[nodiscard]] bool takes_any(const OrderedPending::Least& least) const {
+    return free || (shared && *shared >= least.shared_memory);
+  }
 };
 
 class Deps {
@@ -302,10 +317,28 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
   std::vector<unsigned> hidden;
   std::vector<std::pair<DurationNs, Alloc>> started;
   NoFit nofit;
+  // Behind the head: what the GPUs could still take, with the head's reserved GPUs shown
+  // (for jobs done by the reservation) or hidden. Starts only take GPUs, so a job that asks
+  // for more cannot start, and once no job left could, a pass without reasons stops reading.
+  Room room_shown;
+  Room room_hidden;
+  const OrderedPending::Least least = pending.least();
+  auto update_room = [&] {
+    room_hidden = Room{.free = state.any_free(), .shared = state.most_shared_room()};
+    room_shown = room_hidden;
+    for (unsigned g : hidden) {
+      GpuSlot s = state.gpus()[g];
+      s.usable = true;
+      room_shown.free = room_shown.free || s.is_free();
+      if (s.is_shared()) room_shown.shared = std::max(room_shown.shared.value_or(0), s.room());
+    }
+  };
   // Behind the head, a job that does not start: kept off GPUs the head needs (it would fit
   // with them shown) or short of GPUs; only the reasons tell the two apart.
   auto reserved_or_short = [&](const Need& need) {
-    if (!policy.explain || nofit.known(need, true)) return Wait::kShortfall;
+    if (!policy.explain || !room_shown.takes(need) || nofit.known(need, true)) {
+      return Wait::kShortfall;
+    }
     state.unmask(hidden);
     const bool fits = state.fits(need);
     state.mask(hidden);
@@ -313,12 +346,15 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
     return fits ? Wait::kReserved : Wait::kShortfall;
   };
 
+  Waiting scratch;  // without reasons nothing is kept of the jobs that wait
   for (const Job* next = pending.next(); next != nullptr; next = pending.next()) {
     const Job& job = *next;
+    if (head && !policy.explain && least.gpus > 0 && !room_shown.takes_any(least)) break;
     res.order.push_back(job.id);
-    seen.push_back(Seen{.job = next, .why = {}});
-    const std::size_t at = seen.size() - 1;
-    Waiting& w = seen.back().why;
+    const std::size_t at = seen.size();  // only meaningful with reasons
+    if (policy.explain) seen.push_back(Seen{.job = next, .why = {}});
+    Waiting& w = policy.explain ? seen.back().why : scratch;
+    w = {};
     // Held jobs, unmet dependencies and impossible requests are skipped, not blocking: they
     // could hold the whole queue forever otherwise.
     if (job.held) {
@@ -355,7 +391,8 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
     // Behind the head, a job done by the reservation may use any free GPU; one that runs past
     // it only the GPUs the reservation does not need.
     const bool done_in_time = job.time_limit > 0 && plan && now + job.time_limit <= plan->start;
-    if (head && nofit.known(need, done_in_time)) {
+    if (head && (!(done_in_time ? room_shown : room_hidden).takes(need) ||
+                 nofit.known(need, done_in_time))) {
       w.wait = reserved_or_short(need);
       continue;
     }
@@ -368,7 +405,10 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
       if (!head) started.emplace_back(job.time_limit, *a);
     }
     if (head && done_in_time) state.mask(hidden);
-    if (a) continue;
+    if (a) {
+      if (head) update_room();
+      continue;
+    }
     if (!head) {
       // Too large for the healthy GPUs: it would block every job behind it until a fence is
       // cleared, so it is skipped like an impossible job while that lasts.
@@ -413,6 +453,7 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
     // A job done by the reservation goes onto these first: the GPUs outside the reservation
     // are the only ones a job running past it may take.
     state.prefer(hidden, true);
+    update_room();
   }
   state.unmask(hidden);
   state.prefer(hidden, false);

@@ -27,6 +27,15 @@ class OrderedPending {
   // Whether `id` is pending, read or not (a dependency that is neither pending, running nor
   // succeeded never will be).
   [[nodiscard]] virtual bool contains(JobId id) const = 0;
+  // The least any job still to be read asks for, as far as the source knows: GPUs (a job
+  // asking for none always starts) and memory per GPU of a shared job. A backfill pass
+  // without reasons stops reading once no GPU could take that much. The default knows
+  // nothing and never stops a pass.
+  struct Least {
+    unsigned gpus = 0;
+    std::uint64_t shared_memory = 0;  // no shared job: the largest value
+  };
+  [[nodiscard]] virtual Least least() const { return {}; }
 };
 
 class Session {

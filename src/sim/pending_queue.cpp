@@ -34,6 +34,13 @@ class PendingQueue::Cursor final : public sched::OrderedPending {
     return job;
   }
 
+  [[nodiscard]] Least least() const override {
+    return Least{.gpus = q_.smallest_gpus(),
+                 .shared_memory = q_.shared_memory_.empty()
+                                      ? std::numeric_limits<std::uint64_t>::max()
+                                      : q_.shared_memory_.begin()->first};
+  }
+
   [[nodiscard]] bool contains(sched::JobId id) const override {
     return id >= 0 && static_cast<std::size_t>(id) < q_.where_.size() &&
            q_.where_[static_cast<std::size_t>(id)].queued;
@@ -136,7 +143,7 @@ bool PendingQueue::push(sched::Job job, const sched::Usage& usage, TimeNs now) {
   if (by_association() && l.jobs.empty()) l.key = factor_[a].value_or(0);
   ++gpus_[job.gpus];
   ++qos_[job.priority];  // the QOS range it is placed by includes it
-  if (job.shared) ++shared_;
+  if (job.shared) ++shared_memory_[job.gpu_memory];
   const Key k{.key = key_of(job, a, now, current_scale()), .submit = job.submit_time, .id = job.id};
   const auto it = l.jobs.emplace(k, std::move(job)).first;
   where_[id] = Where{.queued = true, .lane = lane, .assoc = a, .key = k};
@@ -153,7 +160,9 @@ void PendingQueue::erase(sched::JobId id) {
   const sched::Job& job = it->second;
   if (auto g = gpus_.find(job.gpus); --g->second == 0) gpus_.erase(g);
   if (auto q = qos_.find(job.priority); --q->second == 0) qos_.erase(q);
-  if (job.shared) --shared_;
+  if (job.shared) {
+    if (auto m = shared_memory_.find(job.gpu_memory); --m->second == 0) shared_memory_.erase(m);
+  }
   jobs.erase(it);
   w.queued = false;
   --size_;

@@ -61,7 +61,7 @@ class PendingQueue {
   [[nodiscard]] bool empty() const { return size_ == 0; }
   // The fewest GPUs any queued job asks for (none: max unsigned), and whether one is shared.
   [[nodiscard]] unsigned smallest_gpus() const;
-  [[nodiscard]] bool any_shared() const { return shared_ > 0; }
+  [[nodiscard]] bool any_shared() const { return !shared_memory_.empty(); }
   // How many times the priority factors were computed (passes with period 0).
   [[nodiscard]] std::size_t recomputations() const { return recomputations_; }
 
@@ -106,9 +106,9 @@ class PendingQueue {
   std::vector<Lane> lanes_;
   std::vector<Where> where_;  // by job id
   std::size_t size_ = 0;
-  std::map<unsigned, std::size_t> gpus_;  // GPUs asked → queued jobs
-  std::map<int, std::size_t> qos_;        // Job::priority → queued jobs
-  std::size_t shared_ = 0;
+  std::map<unsigned, std::size_t> gpus_;                // GPUs asked → queued jobs
+  std::map<int, std::size_t> qos_;                      // Job::priority → queued jobs
+  std::map<std::uint64_t, std::size_t> shared_memory_;  // shared jobs' memory per GPU → jobs
 
   // Associations ever seen, by (user, account); `live` counts their jobs pending or running.
   std::map<std::pair<std::string, std::string>, unsigned> assoc_of_;
