@@ -226,6 +226,26 @@ void fill_reasons(const Cluster& cluster, const ClusterState& state, const Outco
     if (o.backfill) behind += fmt::format(" (job {} has no planned start)", b);
   }
   const std::string from = o.plan ? detail::when_text(o.plan->start, now) : "";
+  // The texts depend on the request's shape, not the job: formatted once per shape, which
+  // is most of a pass with a deep queue behind a backfill head.
+  std::map<std::tuple<unsigned, unsigned, std::uint64_t, bool, const detail::NodeSet*>, std::string>
+      shortfalls;
+  auto shortfall = [&](const Job& job) -> const std::string& {
+    const Need n = state.need_of(job);
+    auto [it, added] = shortfalls.try_emplace({n.gpus, n.max_nodes, n.memory, n.shared, n.allowed});
+    if (added) it->second = explain.shortfall(job);
+    return it->second;
+  };
+  std::string reserved[2];  // for a job without and with a time limit
+  auto reserved_text = [&](const Job& job) -> const std::string& {
+    std::string& t = reserved[job.time_limit > 0 ? 1 : 0];
+    if (t.empty()) {
+      t = fmt::format("reserved for job {} from {}; {}", o.seen[*o.head].job->id, from,
+                      job.time_limit > 0 ? "it would not finish by then"
+                                         : "a job without a time limit cannot run ahead of it");
+    }
+    return t;
+  };
   auto text = [&](const Job& job, const Waiting& w) -> std::string {
     switch (w.wait) {
       case Wait::kStarted:
@@ -246,18 +266,15 @@ void fill_reasons(const Cluster& cluster, const ClusterState& state, const Outco
       case Wait::kBehind:
         return behind;
       case Wait::kShortfall:
-        return explain.shortfall(job);
+        return shortfall(job);
       case Wait::kHead:
-        return fmt::format("{}; GPUs reserved for it from {}", explain.shortfall(job), from);
+        return fmt::format("{}; GPUs reserved for it from {}", shortfall(job), from);
       case Wait::kNoPlan:
-        return explain.shortfall(job) +
+        return shortfall(job) +
                "; no start can be planned: it does not fit even after every running job "
                "reaches its time limit";
       case Wait::kReserved:
-        return fmt::format("reserved for job {} from {}; {}", o.seen[*o.head].job->id, from,
-                           job.time_limit > 0
-                               ? "it would not finish by then"
-                               : "a job without a time limit cannot run ahead of it");
+        return reserved_text(job);
     }
     return {};
   };
@@ -313,8 +330,20 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
   std::optional<Plan> plan;
   // Backfill: the head's reserved GPUs that could take work now (nothing exclusive on them),
   // hidden from jobs that would still run at the reservation. Hidden on `state` itself and
-  // shown again for jobs done by then, instead of a copy of the cluster without them.
+  // shown again for jobs done by then, instead of a copy of the cluster without them; shown
+  // or hidden only when the next job needs the other view, so a run of jobs needing the same
+  // view does not pay for a mask and an unmask each.
   std::vector<unsigned> hidden;
+  bool shown = true;  // hidden GPUs usable on `state`, as it came
+  auto show = [&](bool on) {
+    if (on == shown) return;
+    if (on) {
+      state.unmask(hidden);
+    } else {
+      state.mask(hidden);
+    }
+    shown = on;
+  };
   std::vector<std::pair<DurationNs, Alloc>> started;
   NoFit nofit;
   // Behind the head: what the GPUs could still take, with the head's reserved GPUs shown
@@ -324,6 +353,7 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
   Room room_hidden;
   const OrderedPending::Least least = pending.least();
   auto update_room = [&] {
+    show(false);
     room_hidden = Room{.free = state.any_free(), .shared = state.most_shared_room()};
     room_shown = room_hidden;
     for (unsigned g : hidden) {
@@ -339,9 +369,8 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
     if (!policy.explain || !room_shown.takes(need) || nofit.known(need, true)) {
       return Wait::kShortfall;
     }
-    state.unmask(hidden);
+    show(true);
     const bool fits = state.fits(need);
-    state.mask(hidden);
     if (!fits) nofit.add(need, true);
     return fits ? Wait::kReserved : Wait::kShortfall;
   };
@@ -396,7 +425,7 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
       w.wait = reserved_or_short(need);
       continue;
     }
-    if (head && done_in_time) state.unmask(hidden);
+    if (head) show(done_in_time);
     const std::optional<Alloc> a = state.find(need, policy.spread);
     if (a) {
       res.starts.push_back(Start{.job = job.id, .placement = state.to_placement(*a)});
@@ -404,7 +433,6 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
       state.apply(*a);
       if (!head) started.emplace_back(job.time_limit, *a);
     }
-    if (head && done_in_time) state.mask(hidden);
     if (a) {
       if (head) update_room();
       continue;
@@ -449,13 +477,13 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
     for (unsigned g : plan->alloc.gpus) {
       if (state.gpus()[g].usable && state.gpus()[g].exclusive == 0) hidden.push_back(g);
     }
-    state.mask(hidden);
+    show(false);
     // A job done by the reservation goes onto these first: the GPUs outside the reservation
     // are the only ones a job running past it may take.
     state.prefer(hidden, true);
     update_room();
   }
-  state.unmask(hidden);
+  show(true);
   state.prefer(hidden, false);
 
   if (policy.explain) {
