@@ -19,12 +19,12 @@ struct OrderedPass {
 
 // The pass over jobs already in policy order, read one at a time; without reasons
 // (`policy.explain` off) a strict pass stops reading at its blocker. ScheduleResult::order
-// holds the jobs read; ::priorities stays empty. Applies the starts it chooses to `state`;
-// `state` must describe `cluster` (its nodes and, index-aligned, its running jobs) and
-// `capacity` its nodes.
+// holds the jobs read (nothing without `list_read`); ::priorities stays empty. Applies the
+// starts it chooses to `state`; `state` must describe `cluster` (its nodes and, index-aligned,
+// its running jobs) and `capacity` its nodes.
 OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& capacity,
                         OrderedPending& pending, const PolicyConfig& policy, TimeNs now,
-                        const std::vector<JobId>& finished_ok);
+                        const std::vector<JobId>& finished_ok, bool list_read = true);
 
 // schedule()'s pass: ranks `pending` by the policy, then run_ordered; ScheduleResult::order
 // holds every pending job and ::priorities their breakdown (with `explain`).

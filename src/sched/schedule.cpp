@@ -318,7 +318,7 @@ namespace detail {
 
 OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& capacity,
                         OrderedPending& pending, const PolicyConfig& policy, TimeNs now,
-                        const std::vector<JobId>& finished_ok) {
+                        const std::vector<JobId>& finished_ok, bool list_read) {
   OrderedPass out;
   ScheduleResult& res = out.result;
   const bool backfill = policy.backfill;
@@ -379,11 +379,11 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
   for (const Job* next = pending.next(); next != nullptr; next = pending.next()) {
     const Job& job = *next;
     if (head && !policy.explain && least.gpus > 0 && !room_shown.takes_any(least)) break;
-    res.order.push_back(job.id);
+    if (list_read) res.order.push_back(job.id);
     const std::size_t at = seen.size();  // only meaningful with reasons
     if (policy.explain) seen.push_back(Seen{.job = next, .why = {}});
+    if (!policy.explain) scratch = {};
     Waiting& w = policy.explain ? seen.back().why : scratch;
-    w = {};
     // Held jobs, unmet dependencies and impossible requests are skipped, not blocking: they
     // could hold the whole queue forever otherwise.
     if (job.held) {
@@ -506,10 +506,9 @@ OrderedPass run_pass(const Cluster& cluster, ClusterState& state, Capacity& capa
   detail::Ranking ranking =
       detail::rank_jobs(cluster, pending, usage, policy, policy.order, now, policy.explain);
   RankedVector ordered(pending, ranking.order);
-  OrderedPass out = run_ordered(cluster, state, capacity, ordered, policy, now, finished_ok);
+  OrderedPass out = run_ordered(cluster, state, capacity, ordered, policy, now, finished_ok, false);
   ScheduleResult& res = out.result;
   // Every pending job, including those a strict pass did not read.
-  res.order.clear();
   res.order.reserve(pending.size());
   for (unsigned i : ranking.order) res.order.push_back(pending[i].id);
   if (policy.explain) {
