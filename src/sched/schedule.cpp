@@ -352,7 +352,11 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
   Room room_shown;
   Room room_hidden;
   const OrderedPending::Least least = pending.least();
+  // For the reasons: whether a request would fit with the reserved GPUs shown, per shape, until
+  // the next start changes the answer.
+  std::map<std::tuple<unsigned, unsigned, std::uint64_t, bool, const NodeSet*>, bool> fits_shown;
   auto update_room = [&] {
+    fits_shown.clear();
     show(false);
     room_hidden = Room{.free = state.any_free(), .shared = state.most_shared_room()};
     room_shown = room_hidden;
@@ -369,9 +373,14 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
     if (!policy.explain || !room_shown.takes(need) || nofit.known(need, true)) {
       return Wait::kShortfall;
     }
-    show(true);
-    const bool fits = state.fits(need);
-    if (!fits) nofit.add(need, true);
+    auto [it, added] = fits_shown.try_emplace(
+        {need.gpus, need.max_nodes, need.memory, need.shared, need.allowed}, false);
+    if (added) {
+      show(true);
+      it->second = state.fits(need);
+      if (!it->second) nofit.add(need, true);
+    }
+    const bool fits = it->second;
     return fits ? Wait::kReserved : Wait::kShortfall;
   };
 
