@@ -17,8 +17,8 @@ namespace {
 // The [policy] table through the configuration's own typed reader (file:line:column errors).
 Status apply_policy_table(const std::string& path, const toml::table& t, PolicyTuning& p) {
   config::TableReader r(t, "policy", path);
-  CARDIAC_TRY(r.only({"half_life", "max_age", "backfill_interval", "fair_tree", "favor_small",
-                      "spread", "dampening", "weights"}));
+  CARDIAC_TRY(r.only({"half_life", "max_age", "backfill_interval", "priority_calc_period",
+                      "fair_tree", "favor_small", "spread", "dampening", "weights"}));
   auto duration = [&](const char* key, std::optional<DurationNs>& dst) -> Status {
     DurationNs v = 0;
     CARDIAC_TRY(r.get_duration(key, v));
@@ -40,15 +40,21 @@ Status apply_policy_table(const std::string& path, const toml::table& t, PolicyT
   };
   CARDIAC_TRY(duration("half_life", p.half_life));
   CARDIAC_TRY(duration("max_age", p.max_age));
-  // 0 is allowed here (backfill on every pass), which a positive duration reader refuses.
-  if (const toml::node* n = t.get("backfill_interval")) {
+  // 0 is allowed for these (backfill, or recompute priorities, on every pass), which a positive
+  // duration reader refuses.
+  auto period = [&](const char* key, std::optional<DurationNs>& dst) -> Status {
+    const toml::node* n = t.get(key);
+    if (n == nullptr) return {};
     auto ns = n->is_string() ? parse_duration_ns(*n->value<std::string>()) : std::nullopt;
     if (!ns || *ns < 0) {
-      return fail(Error::parse("policy.backfill_interval must be a duration like \"30s\"",
+      return fail(Error::parse(fmt::format("policy.{} must be a duration like \"30s\"", key),
                                r.where(n->source())));
     }
-    if (!p.backfill_interval) p.backfill_interval = *ns;
-  }
+    if (!dst) dst = *ns;
+    return {};
+  };
+  CARDIAC_TRY(period("backfill_interval", p.backfill_interval));
+  CARDIAC_TRY(period("priority_calc_period", p.priority_calc_period));
   CARDIAC_TRY(boolean("fair_tree", p.fair_tree));
   CARDIAC_TRY(boolean("favor_small", p.favor_small));
   CARDIAC_TRY(boolean("spread", p.spread));

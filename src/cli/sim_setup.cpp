@@ -85,6 +85,9 @@ void add_sim_flags(CLI::App& sub, SimFlags& f) {
   sub.add_option("--days", f.days, "Stop after this many simulated days");
   sub.add_option("--backfill-interval", f.backfill_interval,
                  "Backfill at most this often, like Slurm's bf_interval (default 30s; 0: always)");
+  sub.add_option("--priority-calc-period", f.priority_calc_period,
+                 "Recompute priority and fair-share factors at most this often, like Slurm's "
+                 "PriorityCalcPeriod (default 5m; 0: before every pass)");
   sub.add_option("--threads", f.threads, "Runs in parallel (default: every core)");
   sub.add_flag("--json", f.json, "JSON output");
   sub.add_flag("-q,--quiet", f.quiet, "No progress on stderr");
@@ -102,6 +105,14 @@ Result<SimSetup> build_sim_setup(const SimFlags& flags) {
           "--backfill-interval '{}': expected a duration like 30s", f.backfill_interval)));
     }
     f.tuning.backfill_interval = *ns;
+  }
+  if (!f.priority_calc_period.empty()) {
+    auto ns = parse_duration_ns(f.priority_calc_period);
+    if (!ns || *ns < 0) {
+      return fail(Error::invalid(fmt::format(
+          "--priority-calc-period '{}': expected a duration like 5m", f.priority_calc_period)));
+    }
+    f.tuning.priority_calc_period = *ns;
   }
   if (!f.config.empty()) CARDIAC_TRY(apply_sim_file(f.config, f));
   SimSetup setup;
@@ -221,6 +232,9 @@ Result<SimSetup> build_sim_setup(const SimFlags& flags) {
           run.config.seed = seed;
           if (f.tuning.backfill_interval) {
             run.config.backfill_interval = *f.tuning.backfill_interval;
+          }
+          if (f.tuning.priority_calc_period) {
+            run.config.priority_calc_period = *f.tuning.priority_calc_period;
           }
           setup.runs.push_back(std::move(run));
         }

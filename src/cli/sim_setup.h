@@ -15,9 +15,9 @@
 namespace cardiac::cli {
 
 // The scheduling policies' parameters (sched::PolicyConfig, and the simulator's backfill
-// interval); unset ones keep their defaults.
+// interval and priority calculation period); unset ones keep their defaults.
 struct PolicyTuning {
-  std::optional<DurationNs> half_life, max_age, backfill_interval;
+  std::optional<DurationNs> half_life, max_age, backfill_interval, priority_calc_period;
   std::optional<bool> fair_tree, favor_small, spread;
   std::optional<double> dampening, w_age, w_fairshare, w_job_size, w_qos;
 };
@@ -38,7 +38,8 @@ struct SimFlags {
   std::vector<std::uint64_t> seeds;
   unsigned nodes_per_domain = 0;
   PolicyTuning tuning;
-  std::string backfill_interval;  // the flag's text
+  std::string backfill_interval;     // the flag's text
+  std::string priority_calc_period;  // the flag's text
   double days = 0;
   unsigned threads = 0;
   bool json = false;

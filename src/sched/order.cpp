@@ -22,7 +22,7 @@ double clamp01(double v) {
 }
 
 // Fair-share factor per pending job, from a tree holding every pending and running user.
-std::vector<double> fairshare_factors(const Cluster& cluster, const std::vector<Job>& pending,
+std::vector<double> pending_fairshare(const Cluster& cluster, const std::vector<Job>& pending,
                                       const Usage& usage, const PolicyConfig& policy) {
   FairShareTree tree(usage);
   std::vector<int> assoc(pending.size());
@@ -44,69 +44,24 @@ Ranking rank_jobs(const Cluster& cluster, const std::vector<Job>& pending, const
   const bool factors = breakdown || order == Order::kPriority || order == Order::kFairshare;
   std::vector<double> fs;
   if (factors) {
-    fs = fairshare_factors(cluster, pending, usage, policy);
+    fs = pending_fairshare(cluster, pending, usage, policy);
     out.priorities.resize(pending.size());
-    double total_gpus = 0;
-    for (const Node& n : cluster.nodes) total_gpus += static_cast<double>(n.gpus.size());
-    // Slurm normalises QOS priority by the largest one; a negative priority (nice) is shifted
-    // so that it still ranks below zero.
-    int lo = 0;
-    int hi = 0;
+    PriorityScale scale;
+    for (const Node& n : cluster.nodes) scale.total_gpus += static_cast<double>(n.gpus.size());
     for (const Job& j : pending) {
-      lo = std::min(lo, j.priority);
-      hi = std::max(hi, j.priority);
+      scale.lowest = std::min(scale.lowest, j.priority);
+      scale.highest = std::max(scale.highest, j.priority);
     }
-    const Weights& w = policy.weights;
     for (std::size_t i = 0; i < pending.size(); ++i) {
-      const Job& j = pending[i];
-      PriorityBreakdown& b = out.priorities[i];
-      b.job = j.id;
-      const TimeNs since = j.eligible_time.value_or(j.submit_time);
-      b.age_factor =
-          w.max_age > 0 ? clamp01(static_cast<double>(now - since) / static_cast<double>(w.max_age))
-                        : 0;
-      b.fairshare_factor = fs[i];
-      const double size = total_gpus > 0 ? clamp01(j.gpus / total_gpus) : 0;
-      b.job_size_factor = w.favor_small ? (total_gpus > 0 ? 1 - size : 0) : size;
-      b.qos_factor = hi > lo ? static_cast<double>(j.priority - lo) / (hi - lo) : 0;
-      b.age = w.age * b.age_factor;
-      b.fairshare = w.fairshare * b.fairshare_factor;
-      b.job_size = w.job_size * b.job_size_factor;
-      b.qos = w.qos * b.qos_factor;
-      b.total = b.age + b.fairshare + b.job_size + b.qos;
+      out.priorities[i] = priority_of(pending[i], fs[i], scale, policy.weights, now);
     }
   }
 
   std::vector<Key> keys(pending.size());
-  constexpr double kInf = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < pending.size(); ++i) {
     const Job& j = pending[i];
-    double k = 0;
-    switch (order) {
-      case Order::kPriority:
-        k = out.priorities[i].total;
-        break;
-      case Order::kFairshare:
-        k = fs[i];
-        break;
-      case Order::kSjf: {
-        // Shortest expected run first; the time limit stands in for a missing estimate, and
-        // jobs with neither go last.
-        double d = kInf;
-        if (j.estimate) {
-          d = static_cast<double>(*j.estimate);
-        } else if (j.time_limit > 0) {
-          d = static_cast<double>(j.time_limit);
-        }
-        k = -d;
-        break;
-      }
-      case Order::kLas:
-        k = -static_cast<double>(j.attained);
-        break;
-      case Order::kFcfs:
-        break;
-    }
+    const double k =
+        order_key(order, j, factors ? out.priorities[i].total : 0, factors ? fs[i] : 0);
     keys[i] = Key{.key = k, .submit = j.submit_time, .id = j.id, .idx = static_cast<unsigned>(i)};
   }
   auto before = [](const Key& a, const Key& b) {
@@ -126,3 +81,70 @@ Ranking rank_jobs(const Cluster& cluster, const std::vector<Job>& pending, const
 }
 
 }  // namespace cardiac::sched::detail
+
+namespace cardiac::sched {
+
+PriorityBreakdown priority_of(const Job& j, double fairshare_factor, const PriorityScale& scale,
+                              const Weights& w, TimeNs now) {
+  PriorityBreakdown b;
+  b.job = j.id;
+  const TimeNs since = j.eligible_time.value_or(j.submit_time);
+  b.age_factor =
+      w.max_age > 0
+          ? detail::clamp01(static_cast<double>(now - since) / static_cast<double>(w.max_age))
+          : 0;
+  b.fairshare_factor = fairshare_factor;
+  const double total_gpus = scale.total_gpus;
+  const double size = total_gpus > 0 ? detail::clamp01(j.gpus / total_gpus) : 0;
+  b.job_size_factor = w.favor_small ? (total_gpus > 0 ? 1 - size : 0) : size;
+  // Slurm normalises QOS priority by the largest one; a negative priority (nice) is shifted
+  // so that it still ranks below zero.
+  const int lo = scale.lowest;
+  const int hi = scale.highest;
+  b.qos_factor = hi > lo ? detail::clamp01(static_cast<double>(j.priority - lo) / (hi - lo)) : 0;
+  b.age = w.age * b.age_factor;
+  b.fairshare = w.fairshare * b.fairshare_factor;
+  b.job_size = w.job_size * b.job_size_factor;
+  b.qos = w.qos * b.qos_factor;
+  b.total = b.age + b.fairshare + b.job_size + b.qos;
+  return b;
+}
+
+double order_key(Order order, const Job& j, double priority_total, double fairshare_factor) {
+  switch (order) {
+    case Order::kPriority:
+      return priority_total;
+    case Order::kFairshare:
+      return fairshare_factor;
+    case Order::kSjf: {
+      // Shortest expected run first; the time limit stands in for a missing estimate, and
+      // jobs with neither go last.
+      if (j.estimate) return -static_cast<double>(*j.estimate);
+      if (j.time_limit > 0) return -static_cast<double>(j.time_limit);
+      return -std::numeric_limits<double>::infinity();
+    }
+    case Order::kLas:
+      return -static_cast<double>(j.attained);
+    case Order::kFcfs:
+      break;
+  }
+  return 0;
+}
+
+std::vector<double> fairshare_factors(
+    const Usage& usage, const PolicyConfig& policy,
+    const std::vector<std::pair<std::string, std::string>>& associations) {
+  detail::FairShareTree tree(usage);
+  std::vector<int> node(associations.size());
+  for (std::size_t i = 0; i < associations.size(); ++i) {
+    node[i] = tree.ensure(associations[i].first, associations[i].second);
+  }
+  tree.compute(usage, policy.dampening);
+  std::vector<double> f(associations.size());
+  for (std::size_t i = 0; i < associations.size(); ++i) {
+    f[i] = tree.factor(node[i], policy.fair_tree);
+  }
+  return f;
+}
+
+}  // namespace cardiac::sched

@@ -7,15 +7,29 @@
 
 #include "sched/capacity.h"
 #include "sched/sched.h"
+#include "sched/session.h"
 #include "sched/state.h"
 
 namespace cardiac::sched::detail {
 
-// Applies the starts it chooses to `state`; `state` must describe `cluster` (its nodes and,
-// index-aligned, its running jobs) and `capacity` its nodes.
-ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& capacity,
-                        const std::vector<Job>& pending, const Usage& usage,
-                        const PolicyConfig& policy, TimeNs now,
-                        const std::vector<JobId>& finished_ok);
+struct OrderedPass {
+  ScheduleResult result;
+  std::vector<const Job*> started;  // the jobs of result.starts, index-aligned
+};
+
+// The pass over jobs already in policy order, read one at a time; without reasons
+// (`policy.explain` off) a strict pass stops reading at its blocker. ScheduleResult::order
+// holds the jobs read (nothing without `list_read`); ::priorities stays empty. Applies the
+// starts it chooses to `state`; `state` must describe `cluster` (its nodes and, index-aligned,
+// its running jobs) and `capacity` its nodes.
+OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& capacity,
+                        OrderedPending& pending, const PolicyConfig& policy, TimeNs now,
+                        const std::vector<JobId>& finished_ok, bool list_read = true);
+
+// schedule()'s pass: ranks `pending` by the policy, then run_ordered; ScheduleResult::order
+// holds every pending job and ::priorities their breakdown (with `explain`).
+OrderedPass run_pass(const Cluster& cluster, ClusterState& state, Capacity& capacity,
+                     const std::vector<Job>& pending, const Usage& usage,
+                     const PolicyConfig& policy, TimeNs now, const std::vector<JobId>& finished_ok);
 
 }  // namespace cardiac::sched::detail

@@ -195,6 +195,33 @@ struct ScheduleResult {
   std::optional<JobId> blocker{};
 };
 
+// What schedule() orders pending jobs by, for a caller that keeps its queue in order between
+// passes (the simulator, through Session::pass_ordered) instead of handing over the whole
+// queue to be ranked on every pass.
+//
+// The job-independent inputs of the multifactor priority: the cluster's GPU count (job size)
+// and the lowest and highest pending Job::priority, each clamped to include 0 (QOS).
+struct PriorityScale {
+  double total_gpus = 0;
+  int lowest = 0;
+  int highest = 0;
+};
+// The job's multifactor priority at `now` with this fair-share factor: exactly what
+// ScheduleResult::priorities holds for it (a priority outside the scale counts as its end).
+PriorityBreakdown priority_of(const Job& job, double fairshare_factor, const PriorityScale& scale,
+                              const Weights& weights, TimeNs now);
+// The key schedule() sorts on, larger first, ties by submit time then id: fcfs 0, priority
+// `priority_total`, fairshare `fairshare_factor`, sjf minus the estimate (else the time limit,
+// else infinity), las minus the attained service.
+double order_key(Order order, const Job& job, double priority_total, double fairshare_factor);
+// The fair-share factor of each (user, account) association (account "": the user's default),
+// index-aligned, from one tree holding `associations` and the users of `usage`: what
+// schedule() gives a pending job of that association when these are the associations of the
+// pending and running jobs.
+std::vector<double> fairshare_factors(
+    const Usage& usage, const PolicyConfig& policy,
+    const std::vector<std::pair<std::string, std::string>>& associations);
+
 // One scheduling pass: which pending jobs start now and where. `pending` excludes running jobs;
 // `finished_ok` lists jobs whose dependencies are satisfied (succeeded). Never places work on a
 // fenced GPU or over a GPU's memory; exclusive jobs never share a GPU.

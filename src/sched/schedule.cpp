@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // One scheduling pass: policy order, strict order or EASY backfill, and the reasons.
 #include <algorithm>
+#include <limits>
+#include <map>
+#include <tuple>
 #include <unordered_set>
 
 #include "core/format.h"
@@ -49,26 +52,67 @@ struct Plan {
 // an idle GPU outside the reservation may take a job that runs past it. The releases
 // are made on `state` itself and undone before returning (apply is release's exact inverse):
 // a copy of the whole cluster for every plan was most of a backfill pass at 100,000 GPUs.
+// Releasing more only frees GPUs, so whether the job fits is monotone in the number of end
+// times released: for a shared job (each search a scan of the shared nodes) the first that
+// fits is found by galloping then bisecting, a logarithmic number of searches instead of one
+// per end time.
 std::optional<Plan> plan_start(ClusterState& state, std::vector<Ending> ends, const Need& need,
                                bool spread, TimeNs now) {
   std::sort(ends.begin(), ends.end(), [](const Ending& a, const Ending& b) {
     return a.end != b.end ? a.end < b.end : a.seq < b.seq;
   });
-  std::optional<Plan> plan;
+  // bounds[g]: how many ends are released once the g-th distinct end time is reached.
+  std::vector<std::size_t> bounds;
+  for (std::size_t i = 0; i < ends.size(); ++i) {
+    if (i + 1 == ends.size() || ends[i + 1].end != ends[i].end) bounds.push_back(i + 1);
+  }
   std::size_t released = 0;
-  while (released < ends.size() && !plan) {
-    const TimeNs t = ends[released].end;
-    for (; released < ends.size() && ends[released].end == t; ++released) {
-      state.release(*ends[released].alloc);
+  auto release_to = [&](std::size_t k) {
+    for (; released < k; ++released) state.release(*ends[released].alloc);
+    while (released > k) state.apply(*ends[--released].alloc);
+  };
+  auto fits_after = [&](std::size_t g) {
+    release_to(bounds[g]);
+    return state.fits(need);
+  };
+  // The first group after which it fits lies in (bad, good]; bad = -1 stands for none.
+  std::ptrdiff_t bad = -1;
+  std::optional<std::size_t> good;
+  // Exclusive requests are a few index lookups each: tried at every end time, they cost less
+  // than the extra releases of a gallop. A shared request scans the shared nodes.
+  const bool gallop = need.shared;
+  for (std::size_t step = 1, g = 0; g < bounds.size(); step = gallop ? step * 2 : 1) {
+    if (fits_after(g)) {
+      good = g;
+      break;
     }
+    bad = static_cast<std::ptrdiff_t>(g);
+    g += step;
+    if (g >= bounds.size() && static_cast<std::size_t>(bad) + 1 < bounds.size()) {
+      g = bounds.size() - 1;
+    }
+  }
+  std::optional<Plan> plan;
+  if (good) {
+    while (static_cast<std::ptrdiff_t>(*good) - bad > 1) {
+      const std::size_t mid =
+          static_cast<std::size_t>(bad + (static_cast<std::ptrdiff_t>(*good) - bad) / 2);
+      if (fits_after(mid)) {
+        good = mid;
+      } else {
+        bad = static_cast<std::ptrdiff_t>(mid);
+      }
+    }
+    release_to(bounds[*good]);
     if (auto a = state.find(need, spread)) {
       std::vector<const Alloc*> ended;
       ended.reserve(released);
       for (std::size_t k = 0; k < released; ++k) ended.push_back(ends[k].alloc);
-      plan = Plan{.start = std::max(t, now), .alloc = state.prefer_busy(need, *a, ended)};
+      plan = Plan{.start = std::max(ends[released - 1].end, now),
+                  .alloc = state.prefer_busy(need, *a, ended)};
     }
   }
-  for (std::size_t k = released; k-- > 0;) state.apply(*ends[k].alloc);
+  release_to(0);
   return plan;
 }
 
@@ -83,9 +127,46 @@ std::vector<Ending> running_ends(const Cluster& cluster, const ClusterState& sta
   return ends;
 }
 
+// Backfill behind the head: a request that found no GPUs finds none later in the pass either,
+// since the jobs started meanwhile only take GPUs; nor does one asking as much or more memory
+// per GPU. Kept per view (the head's reserved GPUs shown or hidden), so a deep queue of jobs
+// of a few shapes costs a search per shape, not per job.
+class NoFit {
+ public:
+  [[nodiscard]] bool known(const Need& n, bool shown) const {
+    auto it = memory_.find(key(n, shown));
+    return it != memory_.end() && n.memory >= it->second;
+  }
+  void add(const Need& n, bool shown) {
+    auto [it, added] = memory_.try_emplace(key(n, shown), n.memory);
+    if (!added) it->second = std::min(it->second, n.memory);
+  }
+
+ private:
+  using Key = std::tuple<unsigned, unsigned, bool, const detail::NodeSet*, bool>;
+  static Key key(const Need& n, bool shown) {
+    return {n.gpus, n.max_nodes, n.shared, n.allowed, shown};
+  }
+  std::map<Key, std::uint64_t> memory_;  // the least memory per GPU known not to fit
+};
+
+// What the GPUs could still take: a free GPU, and the most memory left on a GPU only shared
+// jobs use. A request beyond both does not fit (one within them still may not).
+struct Room {
+  bool free = true;
+  std::optional<std::uint64_t> shared = std::numeric_limits<std::uint64_t>::max();
+
+  [[nodiscard]] bool takes(const Need& n) const {
+    return n.gpus == 0 || free || (n.shared && shared && *shared >= n.memory);
+  }
+  [[nodiscard]] bool takes_any(const OrderedPending::Least& least) const {
+    return free || (shared && *shared >= least.shared_memory);
+  }
+};
+
 class Deps {
  public:
-  Deps(const Cluster& cluster, const std::vector<Job>& pending, std::vector<JobId> done)
+  Deps(const Cluster& cluster, const OrderedPending& pending, std::vector<JobId> done)
       : cluster_(cluster), pending_(pending), done_(std::move(done)) {
     std::sort(done_.begin(), done_.end());
   }
@@ -99,18 +180,19 @@ class Deps {
   }
   // Neither pending, running nor succeeded: it ended some other way, so it never will.
   bool gone(JobId id) {
-    if (live_.empty()) {
-      for (const Job& j : pending_) live_.insert(j.id);
-      for (const Running& r : cluster_.running) live_.insert(r.id);
+    if (!running_built_) {
+      for (const Running& r : cluster_.running) running_.insert(r.id);
+      running_built_ = true;
     }
-    return !live_.contains(id);
+    return !pending_.contains(id) && !running_.contains(id);
   }
 
  private:
   const Cluster& cluster_;
-  const std::vector<Job>& pending_;
+  const OrderedPending& pending_;
   std::vector<JobId> done_;
-  std::unordered_set<JobId> live_;
+  std::unordered_set<JobId> running_;
+  bool running_built_ = false;
 };
 
 struct Waiting {
@@ -119,26 +201,51 @@ struct Waiting {
   std::string impossible{};
 };
 
+// A job the pass looked at, and why it waits.
+struct Seen {
+  const Job* job = nullptr;
+  Waiting why{};
+};
+
 struct Outcome {
-  const std::vector<Waiting>& why;
-  std::optional<unsigned> blocker;
-  std::optional<unsigned> head;
+  const std::vector<Seen>& seen;
+  std::optional<std::size_t> blocker;  // index into seen
+  std::optional<std::size_t> head;
   const std::optional<Plan>& plan;
   bool backfill = false;
   Order order = Order::kFcfs;
 };
 
-void fill_reasons(const Cluster& cluster, const ClusterState& state,
-                  const std::vector<Job>& pending, const Outcome& o, TimeNs now,
+void fill_reasons(const Cluster& cluster, const ClusterState& state, const Outcome& o, TimeNs now,
                   ScheduleResult& res) {
   detail::Explainer explain(cluster, state);
   std::string behind;
   if (o.blocker) {
-    const JobId b = pending[*o.blocker].id;
+    const JobId b = o.seen[*o.blocker].job->id;
     behind = fmt::format("behind job {} in {} order", b, order_name(o.order));
     if (o.backfill) behind += fmt::format(" (job {} has no planned start)", b);
   }
   const std::string from = o.plan ? detail::when_text(o.plan->start, now) : "";
+  // The texts depend on the request's shape, not the job: formatted once per shape, which
+  // is most of a pass with a deep queue behind a backfill head.
+  std::map<std::tuple<unsigned, unsigned, std::uint64_t, bool, const detail::NodeSet*>, std::string>
+      shortfalls;
+  auto shortfall = [&](const Job& job) -> const std::string& {
+    const Need n = state.need_of(job);
+    auto [it, added] = shortfalls.try_emplace({n.gpus, n.max_nodes, n.memory, n.shared, n.allowed});
+    if (added) it->second = explain.shortfall(job);
+    return it->second;
+  };
+  std::string reserved[2];  // for a job without and with a time limit
+  auto reserved_text = [&](const Job& job) -> const std::string& {
+    std::string& t = reserved[job.time_limit > 0 ? 1 : 0];
+    if (t.empty()) {
+      t = fmt::format("reserved for job {} from {}; {}", o.seen[*o.head].job->id, from,
+                      job.time_limit > 0 ? "it would not finish by then"
+                                         : "a job without a time limit cannot run ahead of it");
+    }
+    return t;
+  };
   auto text = [&](const Job& job, const Waiting& w) -> std::string {
     switch (w.wait) {
       case Wait::kStarted:
@@ -159,68 +266,133 @@ void fill_reasons(const Cluster& cluster, const ClusterState& state,
       case Wait::kBehind:
         return behind;
       case Wait::kShortfall:
-        return explain.shortfall(job);
+        return shortfall(job);
       case Wait::kHead:
-        return fmt::format("{}; GPUs reserved for it from {}", explain.shortfall(job), from);
+        return fmt::format("{}; GPUs reserved for it from {}", shortfall(job), from);
       case Wait::kNoPlan:
-        return explain.shortfall(job) +
+        return shortfall(job) +
                "; no start can be planned: it does not fit even after every running job "
                "reaches its time limit";
       case Wait::kReserved:
-        return fmt::format("reserved for job {} from {}; {}", pending[*o.head].id, from,
-                           job.time_limit > 0
-                               ? "it would not finish by then"
-                               : "a job without a time limit cannot run ahead of it");
+        return reserved_text(job);
     }
     return {};
   };
-  // In id order, so every insertion lands at the end of the map.
-  std::vector<unsigned> by_id;
-  by_id.reserve(pending.size());
-  for (unsigned i = 0; i < pending.size(); ++i) {
-    if (o.why[i].wait != Wait::kStarted) by_id.push_back(i);
+  // In id order, so every insertion lands at the end of the map; the ids sit beside their
+  // entries so that the sort does not chase pointers into the jobs.
+  std::vector<std::pair<JobId, const Seen*>> by_id;
+  by_id.reserve(o.seen.size());
+  for (const Seen& s : o.seen) {
+    if (s.why.wait != Wait::kStarted) by_id.emplace_back(s.job->id, &s);
   }
   std::sort(by_id.begin(), by_id.end(),
-            [&](unsigned a, unsigned b) { return pending[a].id < pending[b].id; });
-  for (unsigned i : by_id) {
-    res.reasons.emplace_hint(res.reasons.end(), pending[i].id, text(pending[i], o.why[i]));
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [id, s] : by_id) {
+    res.reasons.emplace_hint(res.reasons.end(), id, text(*s->job, s->why));
   }
 }
+
+// The caller's vector in the ranking's order.
+class RankedVector final : public OrderedPending {
+ public:
+  RankedVector(const std::vector<Job>& pending, const std::vector<unsigned>& order)
+      : pending_(pending), order_(order) {}
+  const Job* next() override { return at_ < order_.size() ? &pending_[order_[at_++]] : nullptr; }
+  [[nodiscard]] bool contains(JobId id) const override {
+    if (ids_.empty()) {
+      for (const Job& j : pending_) ids_.insert(j.id);
+    }
+    return ids_.contains(id);
+  }
+
+ private:
+  const std::vector<Job>& pending_;
+  const std::vector<unsigned>& order_;
+  std::size_t at_ = 0;
+  mutable std::unordered_set<JobId> ids_;
+};
 
 }  // namespace
 
 namespace detail {
 
-ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& capacity,
-                        const std::vector<Job>& pending, const Usage& usage,
-                        const PolicyConfig& policy, TimeNs now,
-                        const std::vector<JobId>& finished_ok) {
-  ScheduleResult res;
+OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& capacity,
+                        OrderedPending& pending, const PolicyConfig& policy, TimeNs now,
+                        const std::vector<JobId>& finished_ok, bool list_read) {
+  OrderedPass out;
+  ScheduleResult& res = out.result;
   const bool backfill = policy.backfill;
-  const Order order = policy.order;
-  detail::Ranking ranking =
-      detail::rank_jobs(cluster, pending, usage, policy, order, now, policy.explain);
-  res.order.reserve(pending.size());
-  for (unsigned i : ranking.order) res.order.push_back(pending[i].id);
-  if (policy.explain) {
-    res.priorities.reserve(pending.size());
-    for (unsigned i : ranking.order) res.priorities.push_back(ranking.priorities[i]);
-  }
 
   Deps deps(cluster, pending, finished_ok);
-  std::vector<Waiting> why(pending.size());
-  std::optional<unsigned> blocker;  // the job the rest wait behind (strict order)
-  std::optional<unsigned> head;     // backfill: the job holding the reservation
+  std::vector<Seen> seen;
+  std::optional<std::size_t> blocker;  // the job the rest wait behind (strict order)
+  std::optional<std::size_t> head;     // backfill: the job holding the reservation
   std::optional<Plan> plan;
   // Backfill: the head's reserved GPUs that could take work now (nothing exclusive on them),
   // hidden from jobs that would still run at the reservation. Hidden on `state` itself and
-  // shown again for jobs done by then, instead of a copy of the cluster without them.
+  // shown again for jobs done by then, instead of a copy of the cluster without them; shown
+  // or hidden only when the next job needs the other view, so a run of jobs needing the same
+  // view does not pay for a mask and an unmask each.
   std::vector<unsigned> hidden;
+  bool shown = true;  // hidden GPUs usable on `state`, as it came
+  auto show = [&](bool on) {
+    if (on == shown) return;
+    if (on) {
+      state.unmask(hidden);
+    } else {
+      state.mask(hidden);
+    }
+    shown = on;
+  };
   std::vector<std::pair<DurationNs, Alloc>> started;
+  NoFit nofit;
+  // Behind the head: what the GPUs could still take, with the head's reserved GPUs shown
+  // (for jobs done by the reservation) or hidden. Starts only take GPUs, so a job that asks
+  // for more cannot start, and once no job left could, a pass without reasons stops reading.
+  Room room_shown;
+  Room room_hidden;
+  const OrderedPending::Least least = pending.least();
+  // For the reasons: whether a request would fit with the reserved GPUs shown, per shape, until
+  // the next start changes the answer.
+  std::map<std::tuple<unsigned, unsigned, std::uint64_t, bool, const NodeSet*>, bool> fits_shown;
+  auto update_room = [&] {
+    fits_shown.clear();
+    show(false);
+    room_hidden = Room{.free = state.any_free(), .shared = state.most_shared_room()};
+    room_shown = room_hidden;
+    for (unsigned g : hidden) {
+      GpuSlot s = state.gpus()[g];
+      s.usable = true;
+      room_shown.free = room_shown.free || s.is_free();
+      if (s.is_shared()) room_shown.shared = std::max(room_shown.shared.value_or(0), s.room());
+    }
+  };
+  // Behind the head, a job that does not start: kept off GPUs the head needs (it would fit
+  // with them shown) or short of GPUs; only the reasons tell the two apart.
+  auto reserved_or_short = [&](const Need& need) {
+    if (!policy.explain || !room_shown.takes(need) || nofit.known(need, true)) {
+      return Wait::kShortfall;
+    }
+    auto [it, added] = fits_shown.try_emplace(
+        {need.gpus, need.max_nodes, need.memory, need.shared, need.allowed}, false);
+    if (added) {
+      show(true);
+      it->second = state.fits(need);
+      if (!it->second) nofit.add(need, true);
+    }
+    const bool fits = it->second;
+    return fits ? Wait::kReserved : Wait::kShortfall;
+  };
 
-  for (unsigned idx : ranking.order) {
-    const Job& job = pending[idx];
-    Waiting& w = why[idx];
+  Waiting scratch;  // without reasons nothing is kept of the jobs that wait
+  for (const Job* next = pending.next(); next != nullptr; next = pending.next()) {
+    const Job& job = *next;
+    if (head && !policy.explain && least.gpus > 0 && !room_shown.takes_any(least)) break;
+    if (list_read) res.order.push_back(job.id);
+    const std::size_t at = seen.size();  // only meaningful with reasons
+    if (policy.explain) seen.push_back(Seen{.job = next, .why = {}});
+    if (!policy.explain) scratch = {};
+    Waiting& w = policy.explain ? seen.back().why : scratch;
     // Held jobs, unmet dependencies and impossible requests are skipped, not blocking: they
     // could hold the whole queue forever otherwise.
     if (job.held) {
@@ -247,7 +419,8 @@ ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& c
       continue;
     }
     if (blocker) {
-      // Strict order: nothing after the blocker starts; only the reasons need the rest.
+      // Strict order: nothing after the blocker starts; only the reasons need the rest, so
+      // without them the pass reads no further.
       if (!policy.explain) break;
       w.wait = Wait::kBehind;
       continue;
@@ -256,15 +429,23 @@ ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& c
     // Behind the head, a job done by the reservation may use any free GPU; one that runs past
     // it only the GPUs the reservation does not need.
     const bool done_in_time = job.time_limit > 0 && plan && now + job.time_limit <= plan->start;
-    if (head && done_in_time) state.unmask(hidden);
+    if (head && (!(done_in_time ? room_shown : room_hidden).takes(need) ||
+                 nofit.known(need, done_in_time))) {
+      w.wait = reserved_or_short(need);
+      continue;
+    }
+    if (head) show(done_in_time);
     const std::optional<Alloc> a = state.find(need, policy.spread);
     if (a) {
       res.starts.push_back(Start{.job = job.id, .placement = state.to_placement(*a)});
+      out.started.push_back(next);
       state.apply(*a);
       if (!head) started.emplace_back(job.time_limit, *a);
     }
-    if (head && done_in_time) state.mask(hidden);
-    if (a) continue;
+    if (a) {
+      if (head) update_room();
+      continue;
+    }
     if (!head) {
       // Too large for the healthy GPUs: it would block every job behind it until a fence is
       // cleared, so it is skipped like an impossible job while that lasts.
@@ -275,17 +456,12 @@ ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& c
       }
     }
     if (head) {
-      bool fits = false;
-      if (policy.explain) {
-        state.unmask(hidden);
-        fits = state.fits(need);
-        state.mask(hidden);
-      }
-      w.wait = fits ? Wait::kReserved : Wait::kShortfall;
+      nofit.add(need, done_in_time);
+      w.wait = reserved_or_short(need);
       continue;
     }
     if (!backfill) {
-      blocker = idx;
+      blocker = at;
       res.blocker = job.id;
       w.wait = Wait::kShortfall;
       continue;
@@ -298,37 +474,57 @@ ScheduleResult run_pass(const Cluster& cluster, ClusterState& state, Capacity& c
     plan = plan_start(state, std::move(ends), need, policy.spread, now);
     if (!plan) {
       // Nothing may pass a job whose start cannot be planned: it would wait forever.
-      blocker = idx;
+      blocker = at;
       res.blocker = job.id;
       w.wait = Wait::kNoPlan;
       continue;
     }
-    head = idx;
+    head = at;
     w.wait = Wait::kHead;
     res.reservation = std::make_pair(job.id, plan->start);
     res.reserved = state.to_placement(plan->alloc);
     for (unsigned g : plan->alloc.gpus) {
       if (state.gpus()[g].usable && state.gpus()[g].exclusive == 0) hidden.push_back(g);
     }
-    state.mask(hidden);
+    show(false);
     // A job done by the reservation goes onto these first: the GPUs outside the reservation
     // are the only ones a job running past it may take.
     state.prefer(hidden, true);
+    update_room();
   }
-  state.unmask(hidden);
+  show(true);
   state.prefer(hidden, false);
 
   if (policy.explain) {
-    fill_reasons(cluster, state, pending,
-                 Outcome{.why = why,
+    fill_reasons(cluster, state,
+                 Outcome{.seen = seen,
                          .blocker = blocker,
                          .head = head,
                          .plan = plan,
                          .backfill = backfill,
-                         .order = order},
+                         .order = policy.order},
                  now, res);
   }
-  return res;
+  return out;
+}
+
+OrderedPass run_pass(const Cluster& cluster, ClusterState& state, Capacity& capacity,
+                     const std::vector<Job>& pending, const Usage& usage,
+                     const PolicyConfig& policy, TimeNs now,
+                     const std::vector<JobId>& finished_ok) {
+  detail::Ranking ranking =
+      detail::rank_jobs(cluster, pending, usage, policy, policy.order, now, policy.explain);
+  RankedVector ordered(pending, ranking.order);
+  OrderedPass out = run_ordered(cluster, state, capacity, ordered, policy, now, finished_ok, false);
+  ScheduleResult& res = out.result;
+  // Every pending job, including those a strict pass did not read.
+  res.order.reserve(pending.size());
+  for (unsigned i : ranking.order) res.order.push_back(pending[i].id);
+  if (policy.explain) {
+    res.priorities.reserve(pending.size());
+    for (unsigned i : ranking.order) res.priorities.push_back(ranking.priorities[i]);
+  }
+  return out;
 }
 
 }  // namespace detail
@@ -338,7 +534,8 @@ ScheduleResult schedule(const Cluster& cluster, const std::vector<Job>& pending,
                         const std::vector<JobId>& finished_ok) {
   ClusterState state(cluster);
   detail::Capacity capacity(cluster);
-  return detail::run_pass(cluster, state, capacity, pending, usage, policy, now, finished_ok);
+  return detail::run_pass(cluster, state, capacity, pending, usage, policy, now, finished_ok)
+      .result;
 }
 
 std::optional<TimeNs> expected_start(const Cluster& cluster, const Job& job, TimeNs now) {

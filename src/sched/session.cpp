@@ -16,6 +16,25 @@ struct Session::Impl {
   detail::ClusterState state;
   detail::Capacity capacity;
   std::unordered_map<JobId, std::size_t> at;  // running job → index in cluster.running
+
+  // The jobs a pass started become running jobs.
+  void adopt_starts(const detail::OrderedPass& pass, TimeNs now) {
+    for (std::size_t i = 0; i < pass.started.size(); ++i) {
+      const Job& j = *pass.started[i];
+      Running r{.id = j.id,
+                .user = j.user,
+                .account = j.account,
+                .placement = pass.result.starts[i].placement,
+                .shared = j.shared,
+                .gpu_memory = j.gpu_memory,
+                .start_time = now,
+                .time_limit = j.time_limit};
+      // The pass applied the allocation already; the state only needs to know it is running.
+      state.adopt(state.alloc_of(r));
+      at[j.id] = cluster.running.size();
+      cluster.running.push_back(std::move(r));
+    }
+  }
 };
 
 Session::Session(std::vector<Node> nodes) : impl_(std::make_unique<Impl>(std::move(nodes))) {}
@@ -27,31 +46,19 @@ ScheduleResult Session::pass(const std::vector<Job>& pending, const Usage& usage
                              const PolicyConfig& policy, TimeNs now,
                              const std::vector<JobId>& finished_ok) {
   Impl& m = *impl_;
-  ScheduleResult res =
+  detail::OrderedPass p =
       detail::run_pass(m.cluster, m.state, m.capacity, pending, usage, policy, now, finished_ok);
-  if (res.starts.empty()) return res;
-  std::unordered_map<JobId, const Job*> by_id;
-  by_id.reserve(res.starts.size());
-  for (const Start& s : res.starts) by_id.emplace(s.job, nullptr);
-  for (const Job& j : pending) {
-    if (auto it = by_id.find(j.id); it != by_id.end()) it->second = &j;
-  }
-  for (const Start& s : res.starts) {
-    const Job& j = *by_id.at(s.job);
-    Running r{.id = j.id,
-              .user = j.user,
-              .account = j.account,
-              .placement = s.placement,
-              .shared = j.shared,
-              .gpu_memory = j.gpu_memory,
-              .start_time = now,
-              .time_limit = j.time_limit};
-    // run_pass applied the allocation already; the state only needs to know it is running.
-    m.state.adopt(m.state.alloc_of(r));
-    m.at[j.id] = m.cluster.running.size();
-    m.cluster.running.push_back(std::move(r));
-  }
-  return res;
+  m.adopt_starts(p, now);
+  return std::move(p.result);
+}
+
+ScheduleResult Session::pass_ordered(OrderedPending& pending, const PolicyConfig& policy,
+                                     TimeNs now, const std::vector<JobId>& finished_ok) {
+  Impl& m = *impl_;
+  detail::OrderedPass p =
+      detail::run_ordered(m.cluster, m.state, m.capacity, pending, policy, now, finished_ok);
+  m.adopt_starts(p, now);
+  return std::move(p.result);
 }
 
 void Session::end(JobId id) {

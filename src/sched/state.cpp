@@ -92,6 +92,7 @@ ClusterState::ClusterState(const Cluster& cluster) {
       const GpuSlot& s = gpus_[i];
       if (s.is_free()) {
         ++node.free;
+        ++free_gpus_;
         if (!s.degraded) ++node.free_ok;
       }
       if (s.is_shared()) ++node.shared;
@@ -182,6 +183,7 @@ void ClusterState::update_gpu(unsigned g, const GpuSlot& before) {
   NodeSlot& node = nodes_[n];
 
   const int d_free = static_cast<int>(after.is_free()) - static_cast<int>(before.is_free());
+  free_gpus_ = static_cast<unsigned>(static_cast<int>(free_gpus_) + d_free);
   const int d_ok = static_cast<int>(after.is_free() && !after.degraded) -
                    static_cast<int>(before.is_free() && !before.degraded);
   if (d_free != 0) {
@@ -203,6 +205,17 @@ void ClusterState::update_gpu(unsigned g, const GpuSlot& before) {
       shared_nodes_.erase(n);
     }
   }
+}
+
+std::optional<std::uint64_t> ClusterState::most_shared_room() const {
+  std::optional<std::uint64_t> most;
+  for (unsigned n = shared_nodes_.next(0); n != NodeSet::kNone; n = shared_nodes_.next(n + 1)) {
+    const NodeSlot& node = nodes_[n];
+    for (unsigned g = node.begin; g < node.begin + node.count; ++g) {
+      if (gpus_[g].is_shared()) most = std::max(most.value_or(0), gpus_[g].room());
+    }
+  }
+  return most;
 }
 
 void ClusterState::apply(const Alloc& a) {

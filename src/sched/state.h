@@ -110,6 +110,11 @@ class ClusterState {
   [[nodiscard]] const std::vector<NodeSlot>& nodes() const { return nodes_; }
   [[nodiscard]] unsigned max_node_gpus() const { return max_c_; }
   [[nodiscard]] unsigned node_of(unsigned gpu) const { return node_of_[gpu]; }
+  // Whether a GPU is free (usable, nothing on it): without one, no exclusive job fits.
+  [[nodiscard]] bool any_free() const { return free_gpus_ > 0; }
+  // The most memory a shared job could declare on a GPU that only shared jobs use (a scan of
+  // the nodes holding shared work); nullopt when there is no such GPU.
+  [[nodiscard]] std::optional<std::uint64_t> most_shared_room() const;
 
   // GPUs on the node a job with this need could use (phase kAll), for the reasons.
   [[nodiscard]] unsigned eligible(unsigned node, const Need& need) const;
@@ -142,6 +147,7 @@ class ClusterState {
   std::vector<unsigned> node_of_;      // per GPU
   std::vector<unsigned char> prefer_;  // per GPU once prefer() was used, else empty
   std::vector<Alloc> running_;
+  unsigned free_gpus_ = 0;                // GPUs with is_free()
   unsigned max_c_ = 0;                    // most GPUs on one node
   std::vector<std::uint64_t> class_cap_;  // descending
   std::vector<NodeSet> all_;              // [cls][free]

@@ -7,12 +7,12 @@
 #include <cmath>
 #include <limits>
 #include <queue>
-#include <unordered_set>
 
 #include "core/format.h"
 
 #include "sched/session.h"
 #include "sim/engine_detail.h"
+#include "sim/pending_queue.h"
 
 namespace cardiac::sim {
 namespace {
@@ -31,6 +31,12 @@ struct Event {
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
+double gpu_count(const sched::Cluster& c) {
+  double n = 0;
+  for (const sched::Node& node : c.nodes) n += static_cast<double>(node.gpus.size());
+  return n;
+}
+
 bool needs_usage(const sched::PolicyConfig& p) {
   return p.order == sched::Order::kPriority || p.order == sched::Order::kFairshare;
 }
@@ -38,7 +44,11 @@ bool needs_usage(const sched::PolicyConfig& p) {
 class Engine {
  public:
   Engine(const SimConfig& config, const std::vector<TraceJob>& trace, const Progress& progress)
-      : cfg_(config), trace_(trace), progress_(progress), session_(detail::build_nodes(config)) {}
+      : cfg_(config),
+        trace_(trace),
+        progress_(progress),
+        session_(detail::build_nodes(config)),
+        queue_(config.policy, config.priority_calc_period, gpu_count(session_.cluster())) {}
 
   Result<SimResult> run();
 
@@ -46,7 +56,7 @@ class Engine {
   void push(TimeNs t, Ev kind, std::uint32_t a, std::uint32_t gen = 0) {
     events_.push(Event{.time = t, .seq = seq_++, .kind = kind, .a = a, .gen = gen});
   }
-  void enqueue(std::uint32_t j);
+  void enqueue(std::uint32_t j, TimeNs now);
   void start(const sched::Start& s, TimeNs now);
   void finish(std::uint32_t j, TimeNs now);
   void interrupt(std::uint32_t j, TimeNs now, const std::string& cause, DurationNs hang);
@@ -65,8 +75,8 @@ class Engine {
   const Progress& progress_;
   sched::Session session_;
   std::vector<JobState> jobs_;
-  std::vector<sched::Job> pending_;
-  std::unordered_set<sched::JobId> started_now_;
+  // Pending jobs in policy order: a pass reads only what it looks at.
+  detail::PendingQueue queue_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t seq_ = 0;
   detail::Gpus gpus_;
@@ -101,7 +111,7 @@ double Engine::tau_for(unsigned gpus) {
   return tau;
 }
 
-void Engine::enqueue(std::uint32_t j) {
+void Engine::enqueue(std::uint32_t j, TimeNs now) {
   JobState& s = jobs_[j];
   const TraceJob& t = trace_[j];
   s.phase = Phase::kPending;
@@ -122,14 +132,9 @@ void Engine::enqueue(std::uint32_t j) {
     ++acc_.impossible;
     return;
   }
-  // Kept in submit order (a requeued job goes back to its place): FCFS passes then need no
-  // sort, and the strict-order shortcuts below see the true head.
-  const auto at =
-      std::upper_bound(pending_.begin(), pending_.end(), job, [](const auto& a, const auto& b) {
-        return a.submit_time != b.submit_time ? a.submit_time < b.submit_time : a.id < b.id;
-      });
-  if (at != pending_.end()) head_gpus_ = 0;  // it goes ahead of jobs already waiting
-  pending_.insert(at, std::move(job));
+  // In policy order (under FCFS a requeued job goes back to its place), so the strict-order
+  // shortcuts below see the true head.
+  if (queue_.push(std::move(job), usage_, now)) head_gpus_ = 0;  // ahead of jobs waiting
   dirty_ = true;
 }
 
@@ -186,7 +191,7 @@ void Engine::interrupt(std::uint32_t j, TimeNs now, const std::string& cause, Du
 void Engine::requeue(std::uint32_t j, TimeNs now) {
   leave(j, now);
   ++jobs_[j].restarts;
-  enqueue(j);
+  enqueue(j, now);
 }
 
 void Engine::leave(std::uint32_t j, TimeNs now) {
@@ -194,6 +199,7 @@ void Engine::leave(std::uint32_t j, TimeNs now) {
   const TraceJob& t = trace_[j];
   detail::release(gpus_, s, j);
   session_.end(j);
+  queue_.left(detail::user_of(t), "");
   --running_;
   if (use_usage_) {
     sched::decay_usage(usage_, now, cfg_.policy.half_life);
@@ -256,7 +262,7 @@ void Engine::on_failure(const FailureEvent& f) {
 }
 
 void Engine::pass(TimeNs now) {
-  if (!dirty_ || pending_.empty()) return;
+  if (!dirty_ || queue_.empty()) return;
   dirty_ = false;
   // FCFS keeps strict submit order: jobs that arrive behind a blocked head cannot start, and
   // nothing starts while the head needs more GPUs than are idle.
@@ -266,13 +272,7 @@ void Engine::pass(TimeNs now) {
   }
   // Nothing can start when no pending job fits in the idle GPUs: skip the pass (exclusive jobs
   // only; shared ones may fit beside others). Whatever frees GPUs marks the queue dirty again.
-  unsigned smallest = std::numeric_limits<unsigned>::max();
-  bool shared = false;
-  for (const sched::Job& j : pending_) {
-    smallest = std::min(smallest, j.gpus);
-    shared = shared || j.shared;
-  }
-  if (!shared && gpus_.idle < smallest) {
+  if (!queue_.any_shared() && gpus_.idle < queue_.smallest_gpus()) {
     // With every GPU up the first job in order blocks the rest; with some down it may be
     // skipped as too large for the GPUs up, so arrivals must still get a pass.
     if (gpus_.down == 0) blocked_ = true;
@@ -293,16 +293,20 @@ void Engine::pass(TimeNs now) {
       }
     }
   }
-  const sched::ScheduleResult r = session_.pass(pending_, usage_, policy, now);
+  sched::ScheduleResult r;
+  if (cfg_.rank_every_pass) {
+    r = session_.pass(queue_.jobs(), usage_, policy, now);
+  } else {
+    queue_.refresh(usage_, now);
+    r = session_.pass_ordered(queue_.ordered(), policy, now);
+  }
   // Only a job strict order stopped at blocks; one skipped (too large for the GPUs that are
   // up) lets later arrivals pass.
   blocked_ = r.blocker.has_value();
-  started_now_.clear();
   for (const sched::Start& s : r.starts) {
-    started_now_.insert(s.job);
     start(s, now);
+    queue_.erase(s.job);
   }
-  std::erase_if(pending_, [&](const sched::Job& j) { return started_now_.contains(j.id); });
   head_gpus_ = r.blocker ? trace_[static_cast<std::size_t>(*r.blocker)].gpus : 0;
 }
 
@@ -310,7 +314,7 @@ void Engine::sample(TimeNs now) {
   SeriesPoint p;
   p.time = now;
   p.down_gpus = gpus_.down;
-  p.pending = pending_.size();
+  p.pending = queue_.size();
   p.running = running_;
   p.interruptions = step_interruptions_;
   step_interruptions_ = 0;
@@ -365,7 +369,7 @@ Result<SimResult> Engine::run() {
 
   while (true) {
     const bool work_left = next_arrival < trace_.size() || running_ > 0 ||
-                           (!pending_.empty() && (gpus_.down > 0 || dirty_));
+                           (!queue_.empty() && (gpus_.down > 0 || dirty_));
     if (!work_left) break;
     TimeNs t = kNever;
     if (next_arrival < trace_.size()) t = std::min(t, trace_[next_arrival].submit);
@@ -387,7 +391,7 @@ Result<SimResult> Engine::run() {
     now = t;
     // Everything at this instant first, then one pass.
     while (next_arrival < trace_.size() && trace_[next_arrival].submit == now) {
-      enqueue(static_cast<std::uint32_t>(next_arrival++));
+      enqueue(static_cast<std::uint32_t>(next_arrival++), now);
       ++acc_.events;
     }
     while (!events_.empty() && events_.top().time == now) {

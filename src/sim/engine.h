@@ -56,6 +56,15 @@ struct SimConfig {
   // Like Slurm's bf_interval: backfill runs at most this often; passes in between keep the
   // base policy's strict order. 0: backfill on every pass.
   DurationNs backfill_interval = 30 * kNsPerSec;
+  // Like Slurm's PriorityCalcPeriod: the priority and fairshare orders recompute their factors
+  // (fair share, age, QOS range) at most this often, at the first pass after it has passed,
+  // and keep the queue's order in between; a job arriving meanwhile is placed by the last
+  // factors, its age counted at arrival. 0: before every pass, as schedule() ranks alone.
+  DurationNs priority_calc_period = 5 * 60 * kNsPerSec;
+  // Hand the whole pending list to the scheduler to rank on every pass instead of reading the
+  // queue kept in order: the same results as priority_calc_period 0 at the cost of a sort of
+  // the queue per pass. The reference the tests compare the ordered queue against.
+  bool rank_every_pass = false;
 };
 
 struct JobRecord {

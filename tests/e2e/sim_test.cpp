@@ -114,6 +114,31 @@ fairshare = 10000
   std::filesystem::remove_all(dir);
 }
 
+// --priority-calc-period and [policy] priority_calc_period set the same thing; a bad value is
+// refused with the flag's text.
+TEST(SimE2E, PriorityCalcPeriodFromTheFlagOrTheFile) {
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/p.toml") << "[policy]\npriority_calc_period = \"0s\"\n";
+  const std::vector<std::string> base = {"sim",       "--synth",   "philly", "--jobs",
+                                         "400",       "--cluster", "4x8",    "--policy",
+                                         "fairshare", "--json",    "--quiet"};
+  std::vector<std::string> flag = base;
+  flag.insert(flag.end(), {"--priority-calc-period", "0"});
+  std::vector<std::string> file = base;
+  file.insert(file.end(), {"--config", dir + "/p.toml"});
+  auto a = run_cardiac(flag);
+  auto b = run_cardiac(file);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(nlohmann::json::parse(a.out)["runs"], nlohmann::json::parse(b.out)["runs"]);
+  std::vector<std::string> bad = base;
+  bad.insert(bad.end(), {"--priority-calc-period", "soon"});
+  auto c = run_cardiac(bad);
+  EXPECT_NE(c.exit_code, 0);
+  EXPECT_NE(c.err.find("--priority-calc-period 'soon'"), std::string::npos) << c.err;
+  std::filesystem::remove_all(dir);
+}
+
 // --days with --load and no --jobs: the workload is sized to fill the cluster to that load for
 // that long (philly: mean 1.93 GPUs, 5 h; 0.5 x 128 GPUs x 10 days is about 1,600 jobs).
 TEST(SimE2E, DaysAndLoadSizeTheSyntheticWorkload) {

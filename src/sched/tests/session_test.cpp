@@ -57,15 +57,48 @@ TEST(Session, DegradedGpusAreUsedLast) {
   EXPECT_EQ(r.starts[0].placement[0].node, 1u);
 }
 
+// The pending jobs in a given order, as a caller keeping its queue sorted hands them over, with
+// the least request among them.
+class InOrder final : public OrderedPending {
+ public:
+  InOrder(const std::vector<Job>& pending, const std::vector<JobId>& order) {
+    for (JobId id : order) {
+      for (const Job& j : pending) {
+        if (j.id == id) jobs_.push_back(&j);
+      }
+    }
+    least_.gpus = ~0u;
+    least_.shared_memory = ~std::uint64_t{0};
+    for (const Job& j : pending) {
+      least_.gpus = std::min(least_.gpus, j.gpus);
+      if (j.shared) least_.shared_memory = std::min(least_.shared_memory, j.gpu_memory);
+    }
+  }
+  const Job* next() override { return at_ < jobs_.size() ? jobs_[at_++] : nullptr; }
+  [[nodiscard]] bool contains(JobId id) const override {
+    return std::any_of(jobs_.begin(), jobs_.end(), [&](const Job* j) { return j->id == id; });
+  }
+  [[nodiscard]] Least least() const override { return least_; }
+
+ private:
+  std::vector<const Job*> jobs_;
+  std::size_t at_ = 0;
+  Least least_{};
+};
+
 // Random workloads: every pass of the session equals schedule() on a copy of its cluster. With
-// `models`, nodes get GPU models and jobs model lists. Returns the starts seen.
-unsigned check_random_histories(bool models) {
+// `models`, nodes get GPU models and jobs model lists. With `ordered`, the session reads the
+// queue in schedule()'s order through pass_ordered, some jobs share GPUs, and every other seed
+// asks for no reasons (so strict and backfill passes stop reading early). Returns the starts
+// seen.
+unsigned check_random_histories(bool models, bool ordered = false) {
   const char* policies[] = {"fcfs", "priority", "backfill", "backfill:priority", "sjf", "las"};
   const char* names[] = {"T4", "A10", "V100M32"};
   unsigned starts_seen = 0;
   for (unsigned seed = 0; seed < 60; ++seed) {
     std::mt19937_64 rng(seed);
-    const PolicyConfig policy = policy_of(policies[seed % std::size(policies)]);
+    PolicyConfig policy = policy_of(policies[seed % std::size(policies)]);
+    if (ordered) policy.explain = seed % 4 < 2;
     Cluster base = make_cluster(3 + static_cast<unsigned>(rng() % 4), 4 + 4 * (rng() % 2));
     if (models) {
       for (Node& n : base.nodes) n.model = names[rng() % 3];
@@ -87,6 +120,12 @@ unsigned check_random_histories(bool models) {
         if (models) {
           for (auto m = rng() % 3; m > 0; --m) j.models.emplace_back(names[rng() % 3]);
         }
+        if (ordered && rng() % 3 == 0) {
+          j.shared = true;
+          j.nodes = 1;
+          j.gpus = 1 + static_cast<unsigned>(rng() % 2);
+          j.gpu_memory = (10 + rng() % 60) * kGiB;
+        }
         pending.push_back(j);
       } else if (what < 8 && !s.cluster().running.empty()) {
         s.end(s.cluster().running[rng() % s.cluster().running.size()].id);
@@ -98,8 +137,17 @@ unsigned check_random_histories(bool models) {
       }
       const Cluster copy = s.cluster();
       const ScheduleResult want = schedule(copy, pending, {}, policy, now);
-      const ScheduleResult got = s.pass(pending, {}, policy, now);
-      EXPECT_EQ(got.order, want.order) << "seed " << seed << " step " << step;
+      InOrder in_order(pending, want.order);
+      const ScheduleResult got =
+          ordered ? s.pass_ordered(in_order, policy, now) : s.pass(pending, {}, policy, now);
+      if (!ordered || policy.explain) {
+        EXPECT_EQ(got.order, want.order) << "seed " << seed << " step " << step;
+      } else {  // the jobs it read: the front of the order
+        EXPECT_TRUE(got.order.size() <= want.order.size() &&
+                    std::equal(got.order.begin(), got.order.end(), want.order.begin()))
+            << "seed " << seed << " step " << step;
+      }
+      EXPECT_EQ(got.blocker, want.blocker) << "seed " << seed << " step " << step;
       EXPECT_EQ(got.reservation, want.reservation) << "seed " << seed << " step " << step;
       EXPECT_EQ(got.reasons, want.reasons) << "seed " << seed << " step " << step;
       EXPECT_EQ(got.starts.size(), want.starts.size()) << "seed " << seed << " step " << step;
@@ -129,6 +177,11 @@ TEST(SessionProperty, EqualsAFreshPassThroughRandomHistories) {
 
 TEST(SessionProperty, EqualsAFreshPassWithGpuModels) {
   EXPECT_GT(check_random_histories(true), 300u);
+}
+
+TEST(SessionProperty, OrderedPassEqualsAFreshPass) {
+  EXPECT_GT(check_random_histories(false, true), 500u);
+  EXPECT_GT(check_random_histories(true, true), 300u);
 }
 
 }  // namespace
