@@ -1,31 +1,34 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# CPU and memory of a running `cardiac agent` (8 fake GPUs), side by side with Debian's
-# prometheus-node-exporter, both scraped on /metrics at the same rate.
+# What `cardiac agent` costs the node (8 fake GPUs, 1 s sampling), side by side with Debian's
+# prometheus-node-exporter, both started on free loopback ports and run at the same time.
 #
-# For each interval (default 1s, then 100ms = 10 Hz) it starts the agent (that interval,
-# default rules, store on, kernel log = an empty file) and node-exporter on free loopback
-# ports, waits for both to answer, lets the agent warm up for 3 s, then for DURATION seconds
-# scrapes both /metrics at 1/interval Hz (one new connection per scrape, like curl) while
-# reading every 0.5 s:
-#   - CPU: utime+stime from /proc/PID/stat (all threads) before and after, for the agent, its
-#     NVML worker child (the `cardiac` child process), and node-exporter; shown as % of one core;
-#   - RSS: VmRSS from /proc/PID/status, maximum over the run (agent, worker, total), and PSS
-#     (Pss from /proc/PID/smaps_rollup: shared pages such as libc and the cardiac binary,
-#     which agent and worker both map, counted once in the total).
-# The scraping client's own CPU is not counted. Agent and node-exporter run at the same time,
-# so they compete for the same CPUs.
+# Every cost is the whole process tree: the agent and every descendant (its GPU worker, its
+# NVML events worker, anything else it runs), found through /proc/PID/task/*/children
+# (or, on kernels without that file, the parent pids in every /proc/PID/stat).
+#   - CPU: utime+stime from /proc/PID/stat before and after a phase, over every process of the
+#     tree; children reaped during the phase count through the agent's cutime+cstime;
+#   - RSS and PSS: VmRSS (/proc/PID/status) and Pss (/proc/PID/smaps_rollup) summed over the
+#     tree, the maximum over the phase (read every 0.5 s);
+#   - writes: write_bytes from /proc/PID/io (bytes sent to the block layer), summed.
+# Phases, each PHASE_SECONDS long, after a 5 s warm-up: no scrape, a scrape every 15 s, a scrape
+# every second (Prometheus-like: Accept-Encoding: gzip, a new connection each), no scrape again
+# (what changed with time alone). Then the cost of one scrape per coding: SCRAPES back-to-back
+# scrapes with no Accept-Encoding, with gzip and with br; the tree's CPU over them, less what
+# the tree uses idle in that time (the last phase), divided by SCRAPES. node-exporter gets the
+# same scrapes (it offers no br).
+# The scraping client's own CPU is not counted. Both servers share the machine's CPUs.
 #
-# Usage: bench/agent_overhead.sh [BUILD_DIR] [DURATION_S] [INTERVALS...]
-#        bench/agent_overhead.sh build 60 1s 100ms        # about 2.5 minutes
+# Usage: bench/agent_overhead.sh [BUILD_DIR] [PHASE_SECONDS] [SCRAPES]
+#        bench/agent_overhead.sh build 60 200        # the default, about 4.5 minutes
+# Environment: INTERVAL (agent sampling, default 1s), NODE_EXPORTER (its path).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build}
-DURATION=${2:-60}
-shift 2 2>/dev/null || shift $#
-INTERVALS=("$@")
-[[ ${#INTERVALS[@]} -gt 0 ]] || INTERVALS=(1s 100ms)
+PHASE=${2:-60}
+SCRAPES=${3:-200}
+INTERVAL=${INTERVAL:-1s}
 
 CARDIAC=$BUILD/cardiac
 FAKE=$BUILD/tests/fake_nvml/libnvidia-ml.so.1
@@ -35,62 +38,96 @@ for f in "$CARDIAC" "$FAKE" "$SCENARIO" "$NODE_EXPORTER"; do
   [[ -e $f ]] || { echo "missing $f" >&2; exit 2; }
 done
 
-exec python3 - "$CARDIAC" "$FAKE" "$SCENARIO" "$NODE_EXPORTER" "$DURATION" "${INTERVALS[@]}" <<'PY'
-import os, shutil, signal, socket, subprocess, sys, tempfile, time, urllib.request
+exec python3 - "$CARDIAC" "$FAKE" "$SCENARIO" "$NODE_EXPORTER" "$PHASE" "$SCRAPES" "$INTERVAL" <<'PY'
+import glob, os, shutil, signal, socket, subprocess, sys, tempfile, time, urllib.request
 
-cardiac, fake, scenario, node_exporter, duration = sys.argv[1:6]
-duration = float(duration)
-intervals = sys.argv[6:]
+cardiac, fake, scenario, node_exporter, phase, scrapes, interval = sys.argv[1:8]
+phase, scrapes = float(phase), int(scrapes)
 HZ = os.sysconf("SC_CLK_TCK")
-PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
-
-def seconds(text):
-    if text.endswith("ms"): return float(text[:-2]) / 1000
-    if text.endswith("s"): return float(text[:-1])
-    raise SystemExit(f"bad interval {text}")
 
 def free_port():
     s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
 
-def get(port, path, timeout=2):
+def get(port, path, coding=None, timeout=5):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}")
+    if coding: req.add_header("Accept-Encoding", coding)
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=timeout) as r:
-            r.read(); return r.status
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, len(r.read()), r.headers.get("Content-Encoding", "")
     except Exception:
-        return 0
+        return 0, 0, ""
 
-def cpu_ticks(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"): return int(line.split()[1])
-    return 0
-
-def pss_kib(pid):
+def read(path):
     try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            for line in f:
-                if line.startswith("Pss:"): return int(line.split()[1])
+        with open(path) as f: return f.read()
     except OSError:
-        pass
-    return 0
+        return ""
 
-def worker_of(pid):
-    kids = []
+def children_by_scan():
+    """ppid -> children, from every /proc/PID/stat (kernels without CONFIG_PROC_CHILDREN)."""
+    kids = {}
     for p in os.listdir("/proc"):
         if not p.isdigit(): continue
-        try:
-            with open(f"/proc/{p}/stat") as f: s = f.read()
-        except OSError:
+        s = read(f"/proc/{p}/stat")
+        if s: kids.setdefault(int(s.rsplit(")", 1)[1].split()[1]), []).append(int(p))
+    return kids
+
+HAVE_CHILDREN_FILE = bool(glob.glob(f"/proc/{os.getpid()}/task/*/children"))
+
+def tree(pid):
+    """pid and all its descendants."""
+    scanned = None if HAVE_CHILDREN_FILE else children_by_scan()
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        if scanned is not None:
+            todo += scanned.get(p, [])
             continue
-        name = s[s.index("(") + 1:s.rindex(")")]
-        ppid = int(s.rsplit(")", 1)[1].split()[1])
-        if ppid == pid and name == "cardiac": kids.append(int(p))
-    return kids[0] if len(kids) == 1 else None
+        for kids in glob.glob(f"/proc/{p}/task/*/children"):
+            todo += [int(k) for k in read(kids).split()]
+    return out
+
+def stat(pid):
+    s = read(f"/proc/{pid}/stat")
+    if not s: return None
+    f = s.rsplit(")", 1)[1].split()
+    # utime, stime, cutime, cstime: fields 14-17 of proc(5)
+    return int(f[11]) + int(f[12]), int(f[13]) + int(f[14])
+
+def field(path, key):
+    for line in read(path).splitlines():
+        if line.startswith(key): return int(line.split()[1])
+    return 0
+
+def role(pid, root):
+    if pid == root: return "main"
+    cmd = read(f"/proc/{pid}/cmdline").split("\0")
+    if "__nvml-worker" in cmd: return "events worker" if "--events" in cmd else "GPU worker"
+    return os.path.basename(cmd[0]) if cmd and cmd[0] else "?"
+
+def snapshot(root):
+    """CPU ticks per pid (and the root's reaped children), write_bytes sum, roles."""
+    cpu, writes, roles = {}, 0, {}
+    for p in tree(root):
+        st = stat(p)
+        if st is None: continue
+        cpu[p] = st[0]
+        if p == root: cpu["reaped"] = st[1]
+        writes += field(f"/proc/{p}/io", "write_bytes:")
+        roles[p] = role(p, root)
+    return cpu, writes, roles
+
+def cpu_delta(a, b):
+    """Ticks used between snapshots a and b, per pid (new pids count whole)."""
+    return {p: t - a[0].get(p, 0) for p, t in b[0].items()}
+
+def memory(root):
+    rss = pss = 0
+    for p in tree(root):
+        rss += field(f"/proc/{p}/status", "VmRSS:")
+        pss += field(f"/proc/{p}/smaps_rollup", "Pss:")
+    return rss, pss
 
 def wait_until(cond, timeout, what):
     until = time.monotonic() + timeout
@@ -98,90 +135,129 @@ def wait_until(cond, timeout, what):
         if time.monotonic() > until: raise SystemExit(f"timed out waiting for {what}")
         time.sleep(0.05)
 
-rows = []
-for interval in intervals:
-    iv = seconds(interval)
-    d = tempfile.mkdtemp(prefix="cardiac-overhead-")
-    ap, npt = free_port(), free_port()
-    open(f"{d}/kern.log", "w").close()
-    with open(f"{d}/cardiac.toml", "w") as f:
-        f.write(f'[nvml]\nlibrary = "{fake}"\n[kmsg]\nsource = "{d}/kern.log"\n'
-                f'[agent]\nstate_dir = "{d}/state"\nlisten = "127.0.0.1:{ap}"\n'
-                f'interval = "{interval}"\n')
-    env = dict(os.environ, CARDIAC_FAKE_NVML_SCENARIO=scenario)
-    agent = subprocess.Popen([cardiac, "agent", "--config", f"{d}/cardiac.toml"], env=env,
-                             stdin=subprocess.DEVNULL, stdout=open(f"{d}/agent.log", "w"),
-                             stderr=subprocess.STDOUT)
-    nexp = subprocess.Popen([node_exporter, f"--web.listen-address=127.0.0.1:{npt}"],
-                            stdin=subprocess.DEVNULL, stdout=open(f"{d}/ne.log", "w"),
-                            stderr=subprocess.STDOUT)
-    try:
-        wait_until(lambda: get(ap, "/healthz") == 200, 30, "the agent's /healthz")
-        wait_until(lambda: get(npt, "/metrics") == 200, 30, "node-exporter's /metrics")
-        wait_until(lambda: worker_of(agent.pid) is not None, 10, "the NVML worker")
-        time.sleep(3)
-        worker = worker_of(agent.pid)
-        pids = {"agent": agent.pid, "worker": worker, "node-exporter": nexp.pid}
-        c0 = {k: cpu_ticks(p) for k, p in pids.items()}
-        rss = {k: 0 for k in pids}
-        rss_total_agent = 0
-        pss = {k: 0 for k in pids}
-        pss_total_agent = 0
-        t0 = time.monotonic()
-        next_scrape, next_probe = t0, t0
-        scrapes = {"agent": 0, "node-exporter": 0}
-        failed = {"agent": 0, "node-exporter": 0}
-        while True:
-            now = time.monotonic()
-            if now - t0 >= duration: break
-            if now >= next_probe:
-                r = {k: rss_kib(p) for k, p in pids.items()}
-                for k in pids: rss[k] = max(rss[k], r[k])
-                rss_total_agent = max(rss_total_agent, r["agent"] + r["worker"])
-                q = {k: pss_kib(p) for k, p in pids.items()}
-                for k in pids: pss[k] = max(pss[k], q[k])
-                pss_total_agent = max(pss_total_agent, q["agent"] + q["worker"])
-                next_probe += 0.5
-            if now >= next_scrape:
-                for k, port in (("agent", ap), ("node-exporter", npt)):
-                    if get(port, "/metrics", timeout=5) == 200: scrapes[k] += 1
-                    else: failed[k] += 1
-                next_scrape += iv
-                if next_scrape < time.monotonic(): next_scrape = time.monotonic()
-            time.sleep(max(0.0, min(next_scrape, next_probe) - time.monotonic()))
-        elapsed = time.monotonic() - t0
-        c1 = {k: cpu_ticks(p) for k, p in pids.items()}
-        if worker_of(agent.pid) != worker:
-            print(f"warning: the NVML worker restarted during the {interval} run", file=sys.stderr)
-        pct = {k: (c1[k] - c0[k]) / HZ / elapsed * 100 for k in pids}
-        rows.append((interval, elapsed, scrapes, failed, pct, rss, rss_total_agent, pss,
-                     pss_total_agent))
-        print(f"{interval}: {elapsed:.1f} s, scrapes agent {scrapes['agent']} "
-              f"(failed {failed['agent']}), node-exporter {scrapes['node-exporter']} "
-              f"(failed {failed['node-exporter']})", flush=True)
-    finally:
-        for p in (agent, nexp):
-            p.send_signal(signal.SIGTERM)
-            try: p.wait(10)
-            except subprocess.TimeoutExpired: p.kill(); p.wait()
-        shutil.rmtree(d, ignore_errors=True)
+def run_phase(servers, every, coding="gzip"):
+    """PHASE seconds, scraping every `every` s (None: never). Per server: CPU %, by role,
+    max RSS/PSS (KiB), write_bytes/s, scrapes answered and failed."""
+    start = {k: snapshot(pid) for k, (pid, port) in servers.items()}
+    peak = {k: (0, 0) for k in servers}
+    ok = {k: 0 for k in servers}; bad = {k: 0 for k in servers}
+    t0 = time.monotonic(); next_scrape, next_probe = t0, t0
+    while True:
+        now = time.monotonic()
+        if now - t0 >= phase: break
+        if now >= next_probe:
+            for k, (pid, _) in servers.items():
+                r, q = memory(pid)
+                peak[k] = (max(peak[k][0], r), max(peak[k][1], q))
+            next_probe += 0.5
+        if every is not None and now >= next_scrape:
+            for k, (_, port) in servers.items():
+                if get(port, "/metrics", coding)[0] == 200: ok[k] += 1
+                else: bad[k] += 1
+            next_scrape = max(next_scrape + every, time.monotonic())
+        wake = next_probe if every is None else min(next_scrape, next_probe)
+        time.sleep(max(0.0, min(wake, t0 + phase) - time.monotonic()))
+    elapsed = time.monotonic() - t0
+    out = {}
+    for k, (pid, _) in servers.items():
+        end = snapshot(pid)
+        d = cpu_delta(start[k], end)
+        by_role = {}
+        for p, ticks in d.items():
+            name = "main (reaped children)" if p == "reaped" else end[2].get(p, "?")
+            by_role[name] = by_role.get(name, 0) + ticks
+        out[k] = dict(cpu=sum(d.values()) / HZ / elapsed * 100,
+                      roles={r: t / HZ / elapsed * 100 for r, t in by_role.items()},
+                      rss=peak[k][0], pss=peak[k][1],
+                      writes=(end[1] - start[k][1]) / elapsed,
+                      ok=ok[k], bad=bad[k], elapsed=elapsed)
+    return out
+
+def scrape_cost(pid, port, coding, idle_pct):
+    """CPU per scrape in ms: SCRAPES scrapes back to back, less the idle rate over that time."""
+    before = snapshot(pid); t0 = time.monotonic()
+    sizes, got = set(), ""
+    for _ in range(scrapes):
+        status, size, enc = get(port, "/metrics", coding)
+        if status != 200: raise SystemExit(f"scrape of :{port} with {coding} failed")
+        sizes.add(size); got = enc
+    elapsed = time.monotonic() - t0
+    after = snapshot(pid)
+    ticks = sum(cpu_delta(before, after).values())
+    total_ms = ticks / HZ * 1000
+    idle_ms = idle_pct / 100 * elapsed * 1000
+    return dict(raw=total_ms / scrapes, net=max(0.0, total_ms - idle_ms) / scrapes,
+                size=max(sizes), coding=got or "identity", elapsed=elapsed)
+
+d = tempfile.mkdtemp(prefix="cardiac-overhead-")
+ap, npt = free_port(), free_port()
+open(f"{d}/kern.log", "w").close()
+with open(f"{d}/cardiac.toml", "w") as f:
+    f.write(f'[nvml]\nlibrary = "{fake}"\n[kmsg]\nsource = "{d}/kern.log"\n'
+            f'[agent]\nstate_dir = "{d}/state"\nlisten = "127.0.0.1:{ap}"\n'
+            f'interval = "{interval}"\n')
+env = dict(os.environ, CARDIAC_FAKE_NVML_SCENARIO=scenario)
+agent = subprocess.Popen([cardiac, "agent", "--config", f"{d}/cardiac.toml"], env=env,
+                         stdin=subprocess.DEVNULL, stdout=open(f"{d}/agent.log", "w"),
+                         stderr=subprocess.STDOUT)
+nexp = subprocess.Popen([node_exporter, f"--web.listen-address=127.0.0.1:{npt}"],
+                        stdin=subprocess.DEVNULL, stdout=open(f"{d}/ne.log", "w"),
+                        stderr=subprocess.STDOUT)
+try:
+    wait_until(lambda: get(ap, "/healthz")[0] == 200, 30, "the agent's /healthz")
+    wait_until(lambda: get(npt, "/metrics")[0] == 200, 30, "node-exporter's /metrics")
+    time.sleep(5)
+    servers = {"cardiac": (agent.pid, ap), "node-exporter": (nexp.pid, npt)}
+    roles = sorted(set(snapshot(agent.pid)[2].values()))
+    print(f"cardiac's tree: {', '.join(roles)}; sampling every {interval}; "
+          f"{phase:.0f} s per phase", flush=True)
+    phases = []
+    for name, every in (("no scrape", None), ("15 s scrape", 15.0), ("1 Hz scrape", 1.0),
+                        ("no scrape 2", None)):
+        r = run_phase(servers, every)
+        phases.append((name, r))
+        c = r["cardiac"]
+        print(f"{name}: cardiac {c['cpu']:.2f} % ({c['ok']} scrapes, {c['bad']} failed), "
+              f"node-exporter {r['node-exporter']['cpu']:.2f} %", flush=True)
+    # The nearest idle phase in time: the store's work grows over a run (see the README).
+    idle = {k: phases[-1][1][k]["cpu"] for k in servers}
+    costs = []
+    for k, codings in (("cardiac", (None, "gzip", "br")), ("node-exporter", (None, "gzip"))):
+        for coding in codings:
+            pid, port = servers[k]
+            costs.append((k, coding or "none", scrape_cost(pid, port, coding, idle[k])))
+    alive = agent.poll() is None and nexp.poll() is None
+finally:
+    for p in (agent, nexp):
+        p.send_signal(signal.SIGTERM)
+        try: p.wait(10)
+        except subprocess.TimeoutExpired: p.kill(); p.wait()
+    shutil.rmtree(d, ignore_errors=True)
+if not alive: raise SystemExit("a server died during the run")
 
 mib = lambda k: k / 1024
 print()
-print(f"CPU in % of one core (utime+stime, {HZ} ticks/s); RSS = max VmRSS in MiB")
-print(f"{'interval':>8} | {'agent':>6} {'worker':>6} {'total':>6} | {'RSS agent':>9} "
-      f"{'worker':>6} {'total':>6} | {'node-exp':>8} {'RSS':>6}")
-for interval, elapsed, scrapes, failed, pct, rss, tot, pss, ptot in rows:
-    print(f"{interval:>8} | {pct['agent']:6.2f} {pct['worker']:6.2f} "
-          f"{pct['agent'] + pct['worker']:6.2f} | {mib(rss['agent']):9.1f} "
-          f"{mib(rss['worker']):6.1f} {mib(tot):6.1f} | {pct['node-exporter']:8.2f} "
-          f"{mib(rss['node-exporter']):6.1f}")
+print(f"Whole process trees; CPU in % of one core (utime+stime, {HZ} ticks/s, "
+      f"±{100 / HZ / phase:.2f} %); RSS/PSS = max of the tree's sum in MiB; writes = "
+      f"write_bytes in KiB/s")
+print(f"{'phase':>12} | {'cardiac':>7} {'RSS':>6} {'PSS':>6} {'writes':>7} | "
+      f"{'node-exp':>8} {'RSS':>6} {'PSS':>6} {'writes':>7}")
+for name, r in phases:
+    c, n = r["cardiac"], r["node-exporter"]
+    print(f"{name:>12} | {c['cpu']:7.2f} {mib(c['rss']):6.1f} {mib(c['pss']):6.1f} "
+          f"{c['writes'] / 1024:7.1f} | {n['cpu']:8.2f} {mib(n['rss']):6.1f} "
+          f"{mib(n['pss']):6.1f} {n['writes'] / 1024:7.1f}")
 print()
-print("PSS (shared pages split between the processes that map them) = max Pss from")
-print("/proc/PID/smaps_rollup in MiB")
-print(f"{'interval':>8} | {'agent':>6} {'worker':>6} {'total':>6} | {'node-exp':>8}")
-for interval, elapsed, scrapes, failed, pct, rss, tot, pss, ptot in rows:
-    print(f"{interval:>8} | {mib(pss['agent']):6.1f} {mib(pss['worker']):6.1f} {mib(ptot):6.1f} | "
-          f"{mib(pss['node-exporter']):8.1f}")
-print("targets at 1 Hz: agent+worker <= 0.5 % of one core, <= 30 MiB RSS")
+print("cardiac's CPU by process, % of one core")
+for name, r in phases:
+    parts = ", ".join(f"{k} {v:.2f}" for k, v in sorted(r["cardiac"]["roles"].items()))
+    print(f"{name:>12} | {parts}")
+print()
+print(f"One scrape ({scrapes} back to back, new connection each): CPU in ms, raw and less "
+      "the idle rate")
+print(f"{'server':>13} {'Accept-Enc.':>11} {'answered':>9} {'bytes':>7} | {'raw':>6} {'net':>6}")
+for k, coding, c in costs:
+    print(f"{k:>13} {coding:>11} {c['coding']:>9} {c['size']:>7} | {c['raw']:6.2f} "
+          f"{c['net']:6.2f}")
+print("target at 1 Hz sampling: agent tree <= 0.5 % of one core, <= 30 MiB RSS")
 PY

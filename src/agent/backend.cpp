@@ -7,7 +7,7 @@
 #include "core/format.h"
 #include "core/time.h"
 #include "health/report.h"
-#include "metrics/exposition.h"
+#include "metrics/exposition_cache.h"
 #include "store/events.h"
 #include "store/query.h"
 
@@ -28,7 +28,7 @@ class AgentBackend final : public server::Backend {
  public:
   explicit AgentBackend(BackendParts p) : p_(p), started_(p.clock.monotonic()) {}
 
-  std::string metrics_text() override {
+  std::shared_ptr<const std::string> metrics_text() override {
     Snapshot snap = copy();
     metrics::ExpositionInput in;
     in.report = snap.report.get();
@@ -48,7 +48,7 @@ class AgentBackend final : public server::Backend {
     metrics::ExpositionOptions opt;
     opt.hostname = p_.options.hostname;
     opt.compat_dcgm = p_.options.config.agent.metrics_compat == "dcgm";
-    return metrics::render_metrics(in, opt);
+    return exposition_.render(in, opt, snap.report);
   }
 
   nlohmann::json status() override {
@@ -166,6 +166,7 @@ class AgentBackend final : public server::Backend {
   Snapshot copy() { return p_.snapshot.get(); }
   BackendParts p_;
   TimeNs started_;
+  metrics::ExpositionCache exposition_;  // one render per sample, not per scrape
 };
 
 }  // namespace

@@ -165,9 +165,11 @@ void run_nvml_events(std::string executable, std::string nvml_lib,
   telemetry::GpuEventStream stream(std::move(executable), std::move(nvml_lib), std::move(env),
                                    clock);
   while (!stop.stopping()) {
+    // A live worker is read in 500 ms waits (how long a stop may wait for this thread); a
+    // down one is not asked again before its restart is due.
     if (auto e = stream.next(500 * kNsPerMs)) {
       inbox.add_nvml(std::move(*e));
-    } else if (!stop.sleep_for(50 * kNsPerMs)) {
+    } else if (!stream.running() && !stop.sleep_for(stream.until_restart())) {
       return;
     }
   }

@@ -75,50 +75,66 @@ using Labels = std::vector<std::pair<std::string_view, std::string>>;
 struct Family {
   std::string help;
   MetricType type = MetricType::kGauge;
-  std::vector<std::string> lines;
+  std::string lines;  // every series line of the family, each ending in '\n'
 };
+
+// Labels as they go between the braces, `k="v",k="v"`, values escaped and empty ones left out
+// (an empty label value is the same as no label to Prometheus; leaving it out keeps the output
+// short: a lost GPU may have no UUID). Made once per label set rather than once per series:
+// a GPU's five labels appear on every one of its ~50 series.
+std::string render_labels(const Labels& labels) {
+  std::string out;
+  for (const auto& [k, val] : labels) {
+    if (val.empty()) continue;
+    if (!out.empty()) out += ',';
+    out += k;
+    out += "=\"";
+    out += escape_label_value(val);
+    out += '"';
+  }
+  return out;
+}
+
+// `base` (rendered) with one more label.
+std::string with_label(const std::string& base, std::string_view key, std::string_view value) {
+  Labels extra = {{key, std::string(value)}};
+  std::string more = render_labels(extra);
+  if (base.empty() || more.empty()) return base + more;
+  return base + "," + more;
+}
 
 class Writer {
  public:
-  // Adds one series; an absent or NaN value adds nothing, so the family may end up empty.
-  void add(std::string_view name, std::string_view help, MetricType type, const Labels& labels,
+  // Adds one series with labels from render_labels(); an absent or NaN value adds nothing, so
+  // the family may end up empty.
+  void add(std::string_view name, std::string_view help, MetricType type, std::string_view labels,
            std::optional<double> raw, Scale scale) {
     if (!raw) return;
     double v = scale.apply(*raw);
     if (std::isnan(v)) return;
-    auto& f = families_[std::string(name)];
+    Family& f = family(name);
     if (f.lines.empty()) {
       f.help = escape_help(help);
       f.type = type;
     }
-    std::string line(name);
-    bool first = true;
-    for (const auto& [k, val] : labels) {
-      // An empty label value is the same as no label to Prometheus; leaving it out keeps the
-      // output short (a lost GPU may have no UUID).
-      if (val.empty()) continue;
-      line += first ? '{' : ',';
-      first = false;
-      line += fmt::format("{}=\"{}\"", k, escape_label_value(val));
+    f.lines += name;
+    if (!labels.empty()) {
+      f.lines += '{';
+      f.lines += labels;
+      f.lines += '}';
     }
-    if (!first) line += '}';
-    line += ' ';
-    line += format_value(v);
-    f.lines.push_back(std::move(line));
+    f.lines += ' ';
+    f.lines += format_value(v);
+    f.lines += '\n';
   }
 
   // A histogram: cumulative _bucket series (le), then _sum and _count, under one family.
-  void add_histogram(std::string_view name, std::string_view help, const Labels& labels,
+  void add_histogram(std::string_view name, std::string_view help, const std::string& base,
                      const std::vector<double>& bounds, const std::vector<std::uint64_t>& counts,
                      double sum) {
-    auto& f = families_[std::string(name)];
+    Family& f = family(name);
     f.help = escape_help(help);
     f.type = MetricType::kHistogram;
-    std::string base;
-    for (const auto& [k, val] : labels) {
-      if (val.empty()) continue;
-      base += fmt::format("{}{}=\"{}\"", base.empty() ? "" : ",", k, escape_label_value(val));
-    }
     auto labelled = [&](std::string_view suffix, const std::string& extra) {
       std::string all = base;
       if (!extra.empty()) all += (all.empty() ? "" : ",") + extra;
@@ -128,54 +144,61 @@ class Writer {
     for (std::size_t i = 0; i < counts.size(); ++i) {
       cumulative += counts[i];
       std::string le = i < bounds.size() ? format_value(bounds[i]) : "+Inf";
-      f.lines.push_back(fmt::format("{} {}", labelled("_bucket", "le=\"" + le + "\""), cumulative));
+      f.lines += fmt::format("{} {}\n", labelled("_bucket", "le=\"" + le + "\""), cumulative);
     }
-    f.lines.push_back(fmt::format("{} {}", labelled("_sum", ""), format_value(sum)));
-    f.lines.push_back(fmt::format("{} {}", labelled("_count", ""), cumulative));
+    f.lines += fmt::format("{} {}\n", labelled("_sum", ""), format_value(sum));
+    f.lines += fmt::format("{} {}\n", labelled("_count", ""), cumulative);
   }
 
   std::string str() const {
+    std::size_t size = 0;
+    for (const auto& [name, f] : families_)
+      size += f.lines.size() + f.help.size() + 2 * name.size() + 32;
     std::string out;
+    out.reserve(size);
     for (const auto& [name, f] : families_) {  // std::map: sorted by name
       if (f.lines.empty()) continue;
       out +=
           fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, f.help, name, metric_type_name(f.type));
-      for (const auto& l : f.lines) {
-        out += l;
-        out += '\n';
-      }
+      out += f.lines;
     }
     return out;
   }
 
  private:
-  std::map<std::string, Family> families_;
+  Family& family(std::string_view name) {
+    auto it = families_.find(name);
+    if (it == families_.end()) it = families_.emplace(std::string(name), Family{}).first;
+    return it->second;
+  }
+
+  std::map<std::string, Family, std::less<>> families_;
 };
 
 struct GpuLabels {
-  Labels native;
-  Labels dcgm;
+  std::string native;  // rendered (render_labels)
+  std::string dcgm;
 };
 
 GpuLabels gpu_labels(const health::GpuStatus& g, const health::StatusReport& r,
                      const ExpositionOptions& opt) {
   const auto& rd = g.reading;
   GpuLabels l;
-  l.native = {{"gpu", std::to_string(rd.index)},
-              {"uuid", rd.uuid},
-              {"pci_bus_id", rd.pci_bus_id},
-              {"model", rd.name},
-              {"hostname", opt.hostname}};
+  l.native = render_labels({{"gpu", std::to_string(rd.index)},
+                            {"uuid", rd.uuid},
+                            {"pci_bus_id", rd.pci_bus_id},
+                            {"model", rd.name},
+                            {"hostname", opt.hostname}});
   // dcgm-exporter's "device" is the /dev node: nvidia<minor>.
   unsigned minor = rd.minor_number.value_or(rd.index);
-  l.dcgm = {{"gpu", std::to_string(rd.index)},
-            {"UUID", rd.uuid},
-            {"pci_bus_id", dcgm_bus_id(rd.pci_bus_id)},
-            {"device", fmt::format("nvidia{}", minor)},
-            {"modelName", rd.name},
-            {"Hostname", opt.hostname},
-            {"hostname", opt.hostname},
-            {"DCGM_FI_DRIVER_VERSION", r.nvml.system.driver_version}};
+  l.dcgm = render_labels({{"gpu", std::to_string(rd.index)},
+                          {"UUID", rd.uuid},
+                          {"pci_bus_id", dcgm_bus_id(rd.pci_bus_id)},
+                          {"device", fmt::format("nvidia{}", minor)},
+                          {"modelName", rd.name},
+                          {"Hostname", opt.hostname},
+                          {"hostname", opt.hostname},
+                          {"DCGM_FI_DRIVER_VERSION", r.nvml.system.driver_version}});
   return l;
 }
 
@@ -186,7 +209,7 @@ std::string dcgm_help(const MetricDef& m) {
 class Renderer {
  public:
   Renderer(const ExpositionInput& in, const ExpositionOptions& opt) : in_(in), opt_(opt) {
-    host_ = {{"hostname", opt.hostname}};
+    host_ = render_labels({{"hostname", opt.hostname}});
     if (in.report) {
       for (const auto& g : in.report->gpus) labels_.push_back(gpu_labels(g, *in.report, opt));
     }
@@ -218,18 +241,17 @@ class Renderer {
       case Scope::kFilesystem:
         if (!r) return;
         for (const auto& f : r->host.filesystems) {
-          Labels l = {{"hostname", opt_.hostname},
-                      {"mountpoint", f.mount_point},
-                      {"device", f.device},
-                      {"fstype", f.fs_type}};
+          std::string l = render_labels({{"hostname", opt_.hostname},
+                                         {"mountpoint", f.mount_point},
+                                         {"device", f.device},
+                                         {"fstype", f.fs_type}});
           w_.add(m.name, m.help, m.type, l, m.fs(f), m.scale);
         }
         return;
       case Scope::kNic:
         if (!r) return;
         for (const auto& n : r->host.nics) {
-          w_.add(m.name, m.help, m.type, {{"hostname", opt_.hostname}, {"interface", n.name}},
-                 m.nic(n), m.scale);
+          w_.add(m.name, m.help, m.type, with_label(host_, "interface", n.name), m.nic(n), m.scale);
         }
         return;
       case Scope::kGpu:
@@ -254,15 +276,13 @@ class Renderer {
       case Scope::kQueueState:
         if (!in_.queue) return;
         for (const auto& [state, n] : in_.queue->jobs_by_state) {
-          w_.add(m.name, m.help, m.type, {{"hostname", opt_.hostname}, {"state", state}}, n,
-                 m.scale);
+          w_.add(m.name, m.help, m.type, with_label(host_, "state", state), n, m.scale);
         }
         return;
       case Scope::kQueueUser:
         if (!in_.queue) return;
         for (const auto& [user, seconds] : in_.queue->user_gpu_seconds) {
-          w_.add(m.name, m.help, m.type, {{"hostname", opt_.hostname}, {"user", user}}, seconds,
-                 m.scale);
+          w_.add(m.name, m.help, m.type, with_label(host_, "user", user), seconds, m.scale);
         }
         return;
       case Scope::kQueueWait:
@@ -279,9 +299,8 @@ class Renderer {
       const auto& mask = r.gpus[i].reading.clock_event_reasons;
       if (!mask) continue;
       for (const auto& reason : nvml::clock_event_reasons()) {
-        Labels l = labels_[i].native;
-        l.emplace_back("reason", std::string(reason.name));
-        w_.add(m.name, m.help, m.type, l, (*mask & reason.bit) ? 1.0 : 0.0, m.scale);
+        w_.add(m.name, m.help, m.type, with_label(labels_[i].native, "reason", reason.name),
+               (*mask & reason.bit) ? 1.0 : 0.0, m.scale);
       }
     }
   }
@@ -304,7 +323,7 @@ class Renderer {
   void xid_counts(const MetricDef& m) {
     for (const auto& [key, count] : in_.xid_counts) {
       std::string bus = nvml::normalize_pci_bus_id(key.first);
-      Labels l = {{"pci_bus_id", bus}, {"hostname", opt_.hostname}};
+      std::string l = render_labels({{"pci_bus_id", bus}, {"hostname", opt_.hostname}});
       // Label it like the GPU's other series when the GPU is still in the report; an Xid
       // of a GPU that has since vanished keeps its bus id.
       if (in_.report) {
@@ -312,8 +331,8 @@ class Renderer {
           if (in_.report->gpus[i].reading.pci_bus_id == bus && !bus.empty()) l = labels_[i].native;
         }
       }
-      l.emplace_back("xid", std::to_string(key.second));
-      w_.add(m.name, m.help, m.type, l, static_cast<double>(count), m.scale);
+      w_.add(m.name, m.help, m.type, with_label(l, "xid", std::to_string(key.second)),
+             static_cast<double>(count), m.scale);
     }
   }
 
@@ -339,7 +358,7 @@ class Renderer {
     }
     for (const auto& [key, count] : counts) {
       if (count == 0 && !zeros) continue;
-      Labels l = {{"pci_bus_id", key.first}, {"hostname", opt_.hostname}};
+      std::string l = render_labels({{"pci_bus_id", key.first}, {"hostname", opt_.hostname}});
       if (in_.report) {
         for (std::size_t i = 0; i < in_.report->gpus.size(); ++i) {
           if (!key.first.empty() &&
@@ -348,14 +367,14 @@ class Renderer {
           }
         }
       }
-      l.emplace_back("class", key.second);
-      w_.add(m.name, m.help, m.type, l, static_cast<double>(count), m.scale);
+      w_.add(m.name, m.help, m.type, with_label(l, "class", key.second), static_cast<double>(count),
+             m.scale);
     }
   }
 
   const ExpositionInput& in_;
   const ExpositionOptions& opt_;
-  Labels host_;
+  std::string host_;               // rendered
   std::vector<GpuLabels> labels_;  // per report GPU, same order
   Writer w_;
 };

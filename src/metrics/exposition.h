@@ -33,11 +33,16 @@ struct ExpositionInput {
   AgentMetrics agent;
   // The job queue's numbers; absent when the agent runs no queue (then no queue series).
   std::optional<QueueMetrics> queue;
+
+  // The report by address, the rest by value (ExpositionCache).
+  bool operator==(const ExpositionInput&) const = default;
 };
 
 struct ExpositionOptions {
   std::string hostname;
   bool compat_dcgm = false;  // also emit dcgm-exporter names and labels
+
+  bool operator==(const ExpositionOptions&) const = default;
 };
 
 // The whole /metrics body. Families sorted by name, HELP and TYPE once each, absent values

@@ -21,6 +21,8 @@ struct QueueMetrics {
   double gpus_allocated_idle = 0;  // allocated, and utilization below 10 % in the last sample
   double gpus_fenced = 0;
   std::map<std::string, double> user_gpu_seconds;  // user → GPU-seconds served, never decays
+
+  bool operator==(const QueueMetrics&) const = default;
 };
 
 }  // namespace cardiac::metrics

@@ -45,6 +45,8 @@ struct AgentMetrics {
   std::optional<double> last_sample_timestamp_seconds;  // Unix time
   // 1 while the configured kernel log is read, 0 while it cannot be; absent when not watched.
   std::optional<double> kmsg_up;
+
+  bool operator==(const AgentMetrics&) const = default;
 };
 
 // value = raw * mul / div. Kept as two factors so that exact conversions (MHz -> Hz,

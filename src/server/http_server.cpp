@@ -8,12 +8,14 @@
 #include <chrono>
 #include <exception>
 #include <functional>
+#include <mutex>
 #include <regex>
 #include <thread>
 #include <vector>
 
 #include "core/log.h"
 #include "core/strings.h"
+#include "server/encoding.h"
 #include "server/guarded_server.h"
 #include "server/params.h"
 
@@ -80,6 +82,52 @@ void send_result(httplib::Response& res, const Result<json>& r) {
   int status = status_for(r.error().code);
   if (status >= 500) log::warn("http: backend error: {}", r.error().what());
   send_error(res, status, r.error().what());
+}
+
+// Answers below this go out as they are: compressing them saves next to nothing.
+constexpr std::size_t kMinCompressBytes = 512;
+
+// Sends `bytes`, already in `coding`, as the body. A content provider of known length is the
+// one path on which cpp-httplib 0.11 neither compresses nor copies the body (it compresses only
+// `res.body`, at brotli quality 11 and whatever Content-Encoding already says), so every body
+// this server produces goes out through here.
+void send_bytes(httplib::Response& res, std::shared_ptr<const std::string> bytes,
+                const std::string& content_type, ContentCoding coding) {
+  res.body.clear();
+  auto types = res.headers.equal_range("Content-Type");
+  res.headers.erase(types.first, types.second);
+  res.set_header("Vary", "Accept-Encoding");
+  if (coding != ContentCoding::kIdentity) {
+    res.set_header("Content-Encoding", std::string(coding_name(coding)));
+  }
+  if (bytes->empty()) {
+    res.set_content("", content_type);  // httplib compresses no empty body
+    return;
+  }
+  const std::size_t size = bytes->size();
+  res.set_content_provider(
+      size, content_type,
+      [bytes = std::move(bytes)](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+        return sink.write(bytes->data() + offset, length);
+      });
+}
+
+// Takes a body a handler set with set_content and sends it in the coding the request prefers,
+// compressed here at a cheap level (encoding.h) rather than by httplib.
+void encode_body(const httplib::Request& req, httplib::Response& res) {
+  if (res.body.empty() || res.content_provider_ || res.has_header("Content-Encoding")) return;
+  ContentCoding coding = res.body.size() < kMinCompressBytes
+                             ? ContentCoding::kIdentity
+                             : choose_coding(req.get_header_value("Accept-Encoding"));
+  std::string type = res.get_header_value("Content-Type");
+  if (coding != ContentCoding::kIdentity) {
+    if (auto packed = encode(res.body, coding)) {
+      send_bytes(res, std::make_shared<const std::string>(std::move(*packed)), type, coding);
+      return;
+    }
+  }
+  send_bytes(res, std::make_shared<const std::string>(std::move(res.body)), type,
+             ContentCoding::kIdentity);
 }
 
 // Compares without an early exit so response timing does not reveal a token prefix.
@@ -164,6 +212,21 @@ struct HttpServer::Impl {
   std::unique_ptr<httplib::Server> svr;
   std::thread thread;
 
+  // The latest exposition and its compressed forms: the backend hands out the same text until
+  // a new sample, so each form is made once per sample however often and by whom it is scraped.
+  std::mutex metrics_mu;
+  std::shared_ptr<EncodedBody> metrics_body;
+  std::uint64_t retired_compressions = 0;  // those of earlier bodies
+
+  std::shared_ptr<EncodedBody> metrics_for(std::shared_ptr<const std::string> text) {
+    std::lock_guard lock(metrics_mu);
+    if (!metrics_body || metrics_body->text() != text) {
+      if (metrics_body) retired_compressions += metrics_body->compressions();
+      metrics_body = std::make_shared<EncodedBody>(std::move(text));
+    }
+    return metrics_body;
+  }
+
   Impl(Backend& b, ServerOptions o, const Clock& c) : backend(b), opt(std::move(o)), clock(c) {}
 
   // Returns false after filling `res` with 401/403 when the caller may not proceed.
@@ -212,8 +275,7 @@ struct HttpServer::Impl {
       Access access, std::function<void(const httplib::Request&, httplib::Response&)> h) {
     return [this, access, h = std::move(h)](const httplib::Request& req, httplib::Response& res) {
       try {
-        if (!authorize(req, res, access)) return;
-        h(req, res);
+        if (authorize(req, res, access)) h(req, res);
       } catch (const HttpError& e) {
         send_error(res, e.status, e.message, e.field);
       } catch (const std::exception& e) {
@@ -223,6 +285,7 @@ struct HttpServer::Impl {
         log::error("http: {} {} failed with a non-standard exception", req.method, req.path);
         send_error(res, 500, "internal error");
       }
+      encode_body(req, res);
     };
   }
 
@@ -253,8 +316,16 @@ struct HttpServer::Impl {
 };
 
 void HttpServer::Impl::install_routes() {
-  get("/metrics", Access::kOpen, [this](const auto&, auto& res) {
-    res.set_content(backend.metrics_text(), kMetricsContentType);
+  get("/metrics", Access::kOpen, [this](const auto& req, auto& res) {
+    auto text = backend.metrics_text();
+    if (!text) text = std::make_shared<const std::string>();
+    auto body = metrics_for(std::move(text));
+    ContentCoding served = ContentCoding::kIdentity;
+    auto bytes = body->get(body->text()->size() < kMinCompressBytes
+                               ? ContentCoding::kIdentity
+                               : choose_coding(req.get_header_value("Accept-Encoding")),
+                           &served);
+    send_bytes(res, std::move(bytes), kMetricsContentType, served);
   });
   get("/healthz", Access::kOpen, [this](const auto&, auto& res) {
     std::string why;
@@ -318,21 +389,24 @@ void HttpServer::Impl::install_routes() {
   // Errors httplib produces itself (404, 413, 400 on a bad request line) come with an empty
   // body; give them the same JSON shape as ours. Our own errors already have a body.
   svr->set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
-    // httplib's own 404 (empty body): no route for this method; 405 when another method has one.
-    if (res.status == 404 && res.body.empty()) {
+    // httplib's own 404 (no body; ours left through a content provider): no route for this
+    // method; 405 when another method has one.
+    if (res.status == 404 && res.body.empty() && !res.content_provider_) {
       std::string allow = allowed_methods(req.path);
       if (!allow.empty()) {
         res.set_header("Allow", allow);
         send_error(res, 405, req.method + " is not allowed here; use " + allow);
+        encode_body(req, res);
         return;
       }
     }
-    if (!res.body.empty()) return;
+    if (!res.body.empty() || res.content_provider_) return;
     std::string msg =
         res.status == 413   ? "request body larger than " + std::to_string(kMaxBodyBytes) + " bytes"
         : res.status == 404 ? "no such endpoint"
                             : "request failed (HTTP " + std::to_string(res.status) + ")";
     send_error(res, res.status, msg);
+    encode_body(req, res);
   });
   // Backstop for anything thrown outside route() (should not happen; route() catches all).
   svr->set_exception_handler(
@@ -425,6 +499,12 @@ void HttpServer::stop() {
   m.svr->stop();
   if (m.thread.joinable()) m.thread.join();
   m.svr.reset();
+}
+
+std::uint64_t HttpServer::metrics_compressions() const {
+  Impl& m = *impl_;
+  std::lock_guard lock(m.metrics_mu);
+  return m.retired_compressions + (m.metrics_body ? m.metrics_body->compressions() : 0);
 }
 
 }  // namespace cardiac::server

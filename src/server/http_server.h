@@ -40,7 +40,9 @@ struct HistoryQuery {
 class Backend {
  public:
   virtual ~Backend() = default;
-  virtual std::string metrics_text() = 0;      // Prometheus exposition
+  // The Prometheus exposition. The same pointer as long as the text is unchanged (until the
+  // next sample): the server keeps its compressed forms per pointer, not per request.
+  virtual std::shared_ptr<const std::string> metrics_text() = 0;
   virtual nlohmann::json status() = 0;         // latest status report JSON
   virtual bool healthy(std::string* why) = 0;  // false when sampling stalled
   virtual Result<nlohmann::json> history(const HistoryQuery& query) = 0;
@@ -96,6 +98,9 @@ class HttpServer {
   Result<int> start();
   // Stops accepting, waits for in-flight requests, joins the thread. Idempotent.
   void stop();
+
+  // How many times a /metrics body has been compressed (tests: once per text and coding).
+  [[nodiscard]] std::uint64_t metrics_compressions() const;
 
  private:
   struct Impl;

@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <string_view>
@@ -34,6 +35,10 @@ constexpr std::array<std::pair<GpuEventKind, std::string_view>, 4> kKindNames{{
     {GpuEventKind::kSingleBitEcc, "sbe"},
     {GpuEventKind::kOther, "other"},
 }};
+
+// How long one nvmlEventSetWait may block. An event ends it at once, and the parent stops the
+// worker with a signal, so the timeout only sets how often an idle worker wakes: rarely.
+constexpr unsigned kEventWaitMs = 5000;
 
 GpuEventKind event_kind(unsigned long long type) {
   if (type & nvml::kEventXidCritical) return GpuEventKind::kXid;
@@ -99,15 +104,18 @@ int run_event_worker(const WorkerOptions& options, const Clock& clock) {
     if (supported & wanted) api.register_events(devices[i].handle, supported & wanted, set);
   }
   emit({{"type", "hello"}, {"ok", true}, {"devices", count}});
+  bool lost = false;
   while (true) {
     nvmlEventData_t data{};
-    nvmlReturn_t rc = api.event_set_wait(set, &data, 1000);
+    nvmlReturn_t rc = api.event_set_wait(set, &data, kEventWaitMs);
     if (rc == nvml::kTimeout) continue;
     if (rc == nvml::kGpuIsLost) {
-      emit({{"type", "lost"}});
-      sleep(1);  // the driver keeps answering LOST; do not spin
+      if (!lost) emit({{"type", "lost"}});  // once: the driver answers LOST to every wait
+      lost = true;
+      sleep(1);  // it answers at once: do not spin, but keep the other GPUs' events coming
       continue;
     }
+    lost = false;
     if (rc != nvml::kSuccess) {
       sleep(1);
       continue;
@@ -140,6 +148,7 @@ GpuEventStream::GpuEventStream(std::string executable, std::string nvml_lib,
 
 bool GpuEventStream::ensure_running() {
   if (ready_ && worker_.running() && !worker_.try_wait()) return true;
+  ready_ = false;  // running() is false until a new worker has said hello
   TimeNs now = clock_.monotonic();
   if (now < retry_at_) return false;
   backoff_ = backoff_ == 0 ? 30 * kNsPerSec : std::min(backoff_ * 2, 600 * kNsPerSec);
@@ -165,6 +174,10 @@ bool GpuEventStream::ensure_running() {
   }
   backoff_ = 0;
   return true;
+}
+
+DurationNs GpuEventStream::until_restart() const {
+  return std::max<DurationNs>(retry_at_ - clock_.monotonic(), kNsPerMs);
 }
 
 std::optional<GpuEvent> GpuEventStream::next(DurationNs wait) {

@@ -3,7 +3,7 @@
 // can never delay sampling: `cardiac __nvml-worker --events 1` writes one JSON line per event.
 //   {"type":"hello","ok":true,"devices":N} | {"type":"hello","ok":false,"message":"…"}
 //   {"type":"event","gpu":3,"pci_bus_id":"0000:5d:00.0","event":"xid","xid":79,"time_ns":…}
-//   {"type":"lost","gpu":3}   (a registered GPU fell off while waiting)
+//   {"type":"lost"}   (a registered GPU fell off: once, until a wait answers otherwise)
 #pragma once
 
 #include <optional>
@@ -41,6 +41,11 @@ class GpuEventStream {
                  std::vector<std::pair<std::string, std::string>> env, const Clock& clock);
   // Waits up to `wait` for the next event; nullopt when none came (or the worker is down).
   std::optional<GpuEvent> next(DurationNs wait);
+  // Whether a worker is up. While it is not, next() answers at once: a caller waits
+  // until_restart() instead of asking again.
+  [[nodiscard]] bool running() const { return ready_; }
+  // How long until next() tries to start a worker again (at least 1 ms).
+  [[nodiscard]] DurationNs until_restart() const;
 
  private:
   bool ensure_running();

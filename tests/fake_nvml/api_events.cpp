@@ -20,7 +20,6 @@ struct nvmlEventSet_st {
 namespace {
 
 constexpr unsigned long long kDefaultSupportedEvents = 0x1F;  // SBE, DBE, P-state, Xid, clock
-constexpr auto kWaitSlice = std::chrono::milliseconds(50);
 
 std::set<nvmlEventSet_t>& live_sets() {
   static auto* sets = new std::set<nvmlEventSet_t>;
@@ -74,6 +73,15 @@ bool registered_device_lost(fake::Call& call, nvmlEventSet_t set) {
   return false;
 }
 
+// Seconds until the next timeline entry, which may make a registered device lost; or negative.
+double next_change_in(fake::Call& call) {
+  const double t = call.now();
+  for (const auto& entry : call.scenario().timeline) {
+    if (entry.at > t) return entry.at - t;
+  }
+  return -1;
+}
+
 }  // namespace
 
 extern "C" {
@@ -93,6 +101,7 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
   if (!is_live(set)) return ReturnCode::kInvalidArgument;
   live_sets().erase(set);
   delete set;
+  call.wake_waiters();
   return ReturnCode::kSuccess;
 }
 
@@ -123,15 +132,17 @@ nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data,
     if (registered_device_lost(call, set)) return ReturnCode::kGpuIsLost;
     const auto left = deadline - std::chrono::steady_clock::now();
     if (left <= std::chrono::steady_clock::duration::zero()) return ReturnCode::kTimeout;
-    auto slice = std::min<std::chrono::steady_clock::duration>(left, kWaitSlice);
-    if (const double due = next_due_in(call, set); due >= 0) {
-      slice = std::min<std::chrono::steady_clock::duration>(
-          slice, std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                     std::chrono::duration<double>(due)) +
-                     std::chrono::milliseconds(1));
+    // Block as the driver does, until something can have changed: the next event or timeline
+    // entry falls due, the scenario is rewritten, or the library is shut down.
+    auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(left);
+    for (double due : {next_due_in(call, set), next_change_in(call)}) {
+      if (due < 0) continue;
+      wait = std::min(wait, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::duration<double>(due)) +
+                                std::chrono::milliseconds(1));
     }
-    // The set may be freed, or the library shut down, by another thread while we sleep.
-    if (!call.sleep_unlocked(slice)) return ReturnCode::kUninitialized;
+    // The set may be freed, or the library shut down, by another thread while we wait.
+    if (!call.wait_unlocked(wait)) return ReturnCode::kUninitialized;
     if (!is_live(set)) return ReturnCode::kInvalidArgument;
   }
 }

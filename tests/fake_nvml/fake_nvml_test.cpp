@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Contract tests of the fake libnvidia-ml: exports, init, return codes, protocols, reloading.
 #include <cstring>
+#include <future>
 #include <vector>
 
 #include "support.h"
@@ -238,6 +239,62 @@ TEST(FakeNvmlEvents, DeliveredOncePerSet) {
   EXPECT_EQ(api().event_set_free(other), ReturnCode::kSuccess);
   EXPECT_EQ(api().event_set_free(set), ReturnCode::kSuccess);
   EXPECT_EQ(api().event_set_free(set), ReturnCode::kInvalidArgument);
+}
+
+// The waits below would take their whole minute if nothing ended them, and then fail: no test
+// here sleeps or measures time.
+constexpr unsigned kLongWaitMs = 60'000;
+
+// One registered set on device 0 of `file`, waited on by another thread.
+struct Waiter {
+  explicit Waiter(const Session& session) {
+    EXPECT_EQ(api().event_set_create(&set), ReturnCode::kSuccess);
+    EXPECT_EQ(api().register_events(session.device(0), 0x8, set), ReturnCode::kSuccess);
+    result = std::async(std::launch::async,
+                        [this] { return api().event_set_wait(set, &data, kLongWaitMs); });
+  }
+  nvmlEventSet_t set = nullptr;
+  nvmlEventData_t data{};
+  std::future<nvmlReturn_t> result;
+};
+
+TEST(FakeNvmlEvents, AWaitEndsWhenAnEventIsInjected) {
+  TempScenario file(R"({"devices": [{"name": "A"}]})");
+  Session session(file.path());
+  Waiter w(session);
+  // Whether the waiter is already blocked or not yet called, it must see this event.
+  file.write(R"({"devices": [{"name": "A"}],
+                 "events": [{"at": 0, "device": 0, "type": "xid", "data": 94}]})");
+  ASSERT_EQ(w.result.get(), ReturnCode::kSuccess);
+  EXPECT_EQ(w.data.eventData, 94u);
+  EXPECT_EQ(api().event_set_free(w.set), ReturnCode::kSuccess);
+}
+
+TEST(FakeNvmlEvents, AWaitEndsWhenTheNextEventFallsDue) {
+  TempScenario file(R"({"devices": [{"name": "A"}],
+                        "events": [{"at": 0.2, "device": 0, "type": "xid", "data": 13}]})");
+  Session session(file.path(), 0.0);
+  Waiter w(session);
+  ASSERT_EQ(w.result.get(), ReturnCode::kSuccess);
+  EXPECT_EQ(w.data.eventData, 13u);
+  EXPECT_EQ(api().event_set_free(w.set), ReturnCode::kSuccess);
+}
+
+TEST(FakeNvmlEvents, AWaitEndsWhenARegisteredGpuIsLostOnTheTimeline) {
+  TempScenario file(R"({"devices": [{"name": "A"}],
+                        "timeline": [{"at": 0.2, "device": 0, "set": {"state": "lost"}}]})");
+  Session session(file.path(), 0.0);
+  Waiter w(session);
+  EXPECT_EQ(w.result.get(), ReturnCode::kGpuIsLost);
+  EXPECT_EQ(api().event_set_free(w.set), ReturnCode::kSuccess);
+}
+
+TEST(FakeNvmlEvents, ShutdownEndsAWait) {
+  TempScenario file(R"({"devices": [{"name": "A"}]})");
+  Session session(file.path());
+  Waiter w(session);
+  ASSERT_EQ(api().shutdown(), ReturnCode::kSuccess);  // the Session's reference
+  EXPECT_EQ(w.result.get(), ReturnCode::kUninitialized);
 }
 
 TEST(FakeNvmlHangs, CallCompletesAfterTheHangAndIsCounted) {

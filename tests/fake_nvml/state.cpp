@@ -3,14 +3,21 @@
 // reloading, scenario time, call counts, hangs, and the prologue shared by every export.
 #include "state.h"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "exports.h"
@@ -55,6 +62,7 @@ struct Global {
   std::uint64_t view_generation = ~0ull;
   std::size_t view_applied = 0;
   View view;
+  std::set<int> waiters;  // eventfds of the calls blocked in wait_unlocked()
 };
 
 // Never destroyed: a worker thread may still call in while the process exits.
@@ -309,16 +317,95 @@ double Call::now() const {
   return scenario_time(global());
 }
 
-bool Call::sleep_unlocked(std::chrono::nanoseconds d) {
-  lock_.unlock();
-  std::this_thread::sleep_for(d);
-  lock_.lock();
-  reload_if_due(global(), false);
-  return global().refcount > 0;
+namespace {
+
+// Whether the events pending on an inotify descriptor include one for `name` (an overflow
+// may have dropped it, so it counts as one).
+bool names_file(int notify, const std::string& name) {
+  alignas(inotify_event) std::array<char, 4096> buf{};
+  bool seen = false;
+  for (;;) {
+    ssize_t n = ::read(notify, buf.data(), buf.size());
+    if (n <= 0) return seen;
+    for (ssize_t at = 0; at < n;) {
+      const auto* ev = reinterpret_cast<const inotify_event*>(buf.data() + at);
+      if ((ev->mask & IN_Q_OVERFLOW) || (ev->len > 0 && name == ev->name)) seen = true;
+      at += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
+    }
+  }
+}
+
+// Polls `notify` (may be -1) and `wake` until the deadline, a change to `name`, or a wake-up.
+void block_until(steady_clock::time_point deadline, int notify, int wake, const std::string& name) {
+  for (;;) {
+    const auto left = deadline - steady_clock::now();
+    if (left <= steady_clock::duration::zero()) return;
+    auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+    // Without inotify a rewrite is still seen within the reload interval.
+    if (notify < 0) ms = std::min<long long>(ms, kReloadInterval.count());
+    std::array<pollfd, 2> fds{{{wake, POLLIN, 0}, {notify, POLLIN, 0}}};
+    int n =
+        ::poll(fds.data(), notify < 0 ? 1 : 2, static_cast<int>(std::min<long long>(ms, INT_MAX)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (notify < 0 && n == 0) return;  // the reload interval: let the caller look again
+      if (n < 0) return;
+      continue;
+    }
+    if (fds[0].revents != 0) return;
+    if (fds[1].revents != 0 && names_file(notify, name)) return;
+  }
+}
+
+}  // namespace
+
+bool Call::wait_unlocked(std::chrono::nanoseconds d) {
+  Global& g = global();
+  const auto deadline = steady_clock::now() + d;
+  const auto slash = g.path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : g.path.substr(0, slash + 1);
+  const std::string name = slash == std::string::npos ? g.path : g.path.substr(slash + 1);
+  // The directory, not the file: a test replaces the file by rename, which a watch on the old
+  // inode would not see.
+  int notify = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (notify >= 0 &&
+      ::inotify_add_watch(notify, dir.c_str(), IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE) < 0) {
+    ::close(notify);
+    notify = -1;
+  }
+  int wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake >= 0) g.waiters.insert(wake);
+  // A rewrite between the caller's last look and the watch: taken now, not waited through.
+  const std::uint64_t generation = g.generation;
+  reload_if_due(g, /*force=*/true);
+  if (g.generation == generation && g.refcount > 0) {
+    lock_.unlock();
+    if (wake >= 0) {
+      block_until(deadline, notify, wake, name);
+    } else {
+      std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(d, kSleepSlice));
+    }
+    lock_.lock();
+  }
+  if (wake >= 0) {
+    g.waiters.erase(wake);
+    ::close(wake);
+  }
+  if (notify >= 0) ::close(notify);
+  reload_if_due(g, /*force=*/true);
+  return g.refcount > 0;
+}
+
+void Call::wake_waiters() {
+  const std::uint64_t one = 1;
+  for (int fd : global().waiters) {
+    if (::write(fd, &one, sizeof(one)) < 0) continue;  // full counter: already awake
+  }
 }
 
 void Call::drop_reference() {
   if (global().refcount > 0) --global().refcount;
+  if (global().refcount == 0) wake_waiters();
 }
 
 nvmlReturn_t Call::get(const char* key, unsigned int* out) {

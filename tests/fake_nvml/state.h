@@ -48,7 +48,7 @@ class Call {
 
   [[nodiscard]] nvmlReturn_t status() const { return status_; }
   [[nodiscard]] unsigned index() const { return index_; }
-  // Values in force now. The reference is valid until the next sleep_unlocked().
+  // Values in force now. The reference is valid until the next wait_unlocked().
   [[nodiscard]] const View& view();
   [[nodiscard]] const Json& device() { return view().devices.at(index_); }
   [[nodiscard]] std::size_t device_count() const;
@@ -56,9 +56,13 @@ class Call {
   // Scenario time t in seconds.
   [[nodiscard]] double now() const;
 
-  // Releases the mutex for `d` (a short slice), then re-checks the scenario file. Returns false
-  // when the library was shut down meanwhile.
-  bool sleep_unlocked(std::chrono::nanoseconds d);
+  // Blocks with the mutex released, as the driver's event wait does: until `d` has passed, the
+  // scenario file is rewritten (which is how a test injects an event), or wake_waiters() is
+  // called. Wakes nowhere in between, so a long wait costs no CPU. Re-reads the scenario before
+  // returning; false when the library was shut down meanwhile.
+  bool wait_unlocked(std::chrono::nanoseconds d);
+  // Ends every wait_unlocked() in progress (nvmlShutdown, nvmlEventSetFree).
+  void wake_waiters();
 
   // Values of the current device. A null output → INVALID_ARGUMENT; an absent key →
   // NOT_SUPPORTED; a string longer than `length - 1` → INSUFFICIENT_SIZE.

@@ -2,6 +2,7 @@
 // A Backend with canned answers that records what the server asked for.
 #pragma once
 
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -15,10 +16,14 @@ using nlohmann::json;
 // Records what the server asked for; answers are canned. Locked: handlers run on pool threads.
 class FakeBackend final : public Backend {
  public:
-  std::string metrics_text() override { return "cardiac_up 1\n"; }
+  std::shared_ptr<const std::string> metrics_text() override {
+    std::lock_guard lock(mu);
+    return metrics;
+  }
   json status() override {
     if (throw_in_status) throw std::runtime_error("status exploded");
-    return {{"gpus", json::array()}};
+    std::lock_guard lock(mu);
+    return status_body;
   }
   bool healthy(std::string* why) override {
     if (!is_healthy) *why = "no sample for 30 s";
@@ -58,6 +63,10 @@ class FakeBackend final : public Backend {
   }
 
   std::mutex mu;
+  json status_body = {{"gpus", json::array()}};
+  // What /metrics answers; tests replace it to stand for a new sample.
+  std::shared_ptr<const std::string> metrics =
+      std::make_shared<const std::string>("cardiac_up 1\n");
   bool is_healthy = true;
   bool throw_in_status = false;
   HistoryQuery last_history;

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "server/tests/decode.h"
 #include "server/tests/fake_backend.h"
 
 namespace cardiac::server {
@@ -63,6 +64,104 @@ TEST_F(ServerTest, MetricsUsesPrometheusContentType) {
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(r->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
   EXPECT_EQ(r->body, "cardiac_up 1\n");
+}
+
+// An exposition-sized text, so that compressing it is worthwhile.
+std::string big_exposition(int value) {
+  std::string s;
+  for (int gpu = 0; gpu < 8; ++gpu) {
+    for (int m = 0; m < 40; ++m) {
+      s += "cardiac_gpu_reading_" + std::to_string(m) + "{gpu=\"" + std::to_string(gpu) +
+           "\",hostname=\"node-17\"} " + std::to_string(value + m) + "\n";
+    }
+  }
+  return s;
+}
+
+TEST_F(ServerTest, MetricsAnswersEachAcceptedCodingWithTheSameText) {
+  const std::string text = big_exposition(1);
+  backend.metrics = std::make_shared<const std::string>(text);
+  start();
+  client->set_decompress(false);  // check the bytes as sent
+  auto plain = client->Get("/metrics");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->body, text);
+  EXPECT_FALSE(plain->has_header("Content-Encoding"));
+  EXPECT_EQ(plain->get_header_value("Vary"), "Accept-Encoding");
+
+  auto br = client->Get("/metrics", {{"Accept-Encoding", "gzip, deflate, br"}});
+  ASSERT_TRUE(br);
+  EXPECT_EQ(br->get_header_value("Content-Encoding"), "br");
+  EXPECT_EQ(br->get_header_value("Vary"), "Accept-Encoding");
+  EXPECT_EQ(br->get_header_value("Content-Type"), kMetricsContentType);
+  EXPECT_EQ(br->get_header_value("Content-Length"), std::to_string(br->body.size()));
+  EXPECT_EQ(test_support::unbrotli(br->body), text);
+
+  auto gz = client->Get("/metrics", {{"Accept-Encoding", "gzip"}});
+  ASSERT_TRUE(gz);
+  EXPECT_EQ(gz->get_header_value("Content-Encoding"), "gzip");
+  EXPECT_EQ(test_support::gunzip(gz->body), text);
+
+  // q=0 refuses a coding; cpp-httplib's own check only looked for the substring "br".
+  auto no_br = client->Get("/metrics", {{"Accept-Encoding", "br;q=0, gzip"}});
+  ASSERT_TRUE(no_br);
+  EXPECT_EQ(no_br->get_header_value("Content-Encoding"), "gzip");
+  EXPECT_EQ(test_support::gunzip(no_br->body), text);
+
+  // HEAD announces the length of what GET would send, in the same coding.
+  auto head = client->Head("/metrics", {{"Accept-Encoding", "br"}});
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->get_header_value("Content-Length"), std::to_string(br->body.size()));
+}
+
+TEST_F(ServerTest, MetricsCompressesOncePerSample) {
+  backend.metrics = std::make_shared<const std::string>(big_exposition(1));
+  start();
+  client->set_decompress(false);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(client->Get("/metrics", {{"Accept-Encoding", "br"}}));
+    ASSERT_TRUE(client->Get("/metrics", {{"Accept-Encoding", "gzip"}}));
+    ASSERT_TRUE(client->Get("/metrics"));
+  }
+  EXPECT_EQ(server->metrics_compressions(), 2U);  // br and gzip, once each
+
+  // A new sample: a new text, compressed anew.
+  const std::string next = big_exposition(2);
+  {
+    std::lock_guard lock(backend.mu);
+    backend.metrics = std::make_shared<const std::string>(next);
+  }
+  auto br = client->Get("/metrics", {{"Accept-Encoding", "br"}});
+  ASSERT_TRUE(br);
+  EXPECT_EQ(test_support::unbrotli(br->body), next);
+  EXPECT_EQ(server->metrics_compressions(), 3U);
+}
+
+TEST_F(ServerTest, JsonAnswersAreCompressedWhenAccepted) {
+  start();
+  client->set_decompress(false);
+  // Small answers go out plain; the events list is large enough to compress.
+  auto small = client->Get("/api/v1/status", {{"Accept-Encoding", "br"}});
+  ASSERT_TRUE(small);
+  EXPECT_FALSE(small->has_header("Content-Encoding"));
+  EXPECT_EQ(body_of(small), json({{"gpus", json::array()}}));
+  {
+    std::lock_guard lock(backend.mu);
+    backend.status_body = json::array();
+    for (int i = 0; i < 200; ++i) backend.status_body.push_back({{"gpu", i % 8}, {"ok", true}});
+  }
+  auto big = client->Get("/api/v1/status", {{"Accept-Encoding", "br;q=0.5, gzip;q=0.9"}});
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->get_header_value("Content-Encoding"), "gzip");
+  EXPECT_EQ(big->get_header_value("Content-Type"), "application/json");
+  auto text = test_support::gunzip(big->body);
+  ASSERT_TRUE(text);
+  EXPECT_EQ(json::parse(*text), backend.status_body);
+  // Errors keep their status and body.
+  auto missing = client->Get("/api/v1/history?metric=missing", {{"Accept-Encoding", "gzip"}});
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(body_of(missing)["error"], "unknown metric");
 }
 
 TEST_F(ServerTest, HealthzReflectsBackend) {
