@@ -70,6 +70,22 @@ class BitReader {
     b = v != 0;
     return true;
   }
+  // The next `n` bits (1 <= n <= 56) without consuming them; bits past the end read as 0, so a
+  // prefix can be matched in one step and then consumed with skip(), which checks the length.
+  std::uint64_t peek(int n) {
+    while (avail_ < n && pos_ < data_.size()) {
+      buf_ = (buf_ << 8) | static_cast<std::uint8_t>(data_[pos_++]);
+      avail_ += 8;
+    }
+    const std::uint64_t mask = ~std::uint64_t{0} >> (64 - n);
+    return (avail_ >= n ? buf_ >> (avail_ - n) : buf_ << (n - avail_)) & mask;
+  }
+  bool skip(int n) {
+    (void)peek(n);  // refills
+    if (avail_ < n) return false;
+    avail_ -= n;
+    return true;
+  }
   [[nodiscard]] std::uint64_t bits_left() const {
     return (data_.size() - pos_) * 8 + static_cast<std::uint64_t>(avail_);
   }
@@ -135,13 +151,11 @@ void put_dod(BitWriter& w, std::uint64_t z) {
 
 bool get_dod(BitReader& r, std::uint64_t& z) {
   z = 0;
-  int ones = 0;
-  for (; ones < 4; ++ones) {
-    bool b = false;
-    if (!r.bit(b)) return false;
-    if (!b) break;
-  }
-  if (ones == 0) return true;
+  const std::uint64_t prefix = r.peek(4);
+  if ((prefix & 0b1000) == 0) return r.skip(1);
+  int ones = 1;
+  while (ones < 4 && (prefix & (0b1000u >> ones)) != 0) ++ones;
+  if (!r.skip(ones == 4 ? 4 : ones + 1)) return false;
   return r.get(ones == 4 ? 64 : kDodBuckets[ones - 1].value_bits, z);
 }
 
@@ -181,16 +195,16 @@ bool get_value(BitReader& r, XorState& s, double& value) {
     value = std::bit_cast<double>(bits);
     return true;
   }
-  bool changed = false;
-  if (!r.bit(changed)) return false;
-  if (changed) {
-    bool new_window = false;
-    if (!r.bit(new_window)) return false;
-    if (new_window) {
-      std::uint64_t lead = 0;
-      std::uint64_t len = 0;
-      if (!r.get(5, lead) || !r.get(6, len)) return false;
-      ++len;
+  const std::uint64_t control = r.peek(2);
+  if ((control & 0b10) == 0) {
+    if (!r.skip(1)) return false;
+  } else {
+    if (!r.skip(2)) return false;
+    if (control == 0b11) {
+      std::uint64_t header = 0;
+      if (!r.get(11, header)) return false;
+      const std::uint64_t lead = header >> 6;
+      const std::uint64_t len = (header & 0x3f) + 1;
       if (lead + len > 64) return false;
       s.lead = static_cast<int>(lead);
       s.trail = static_cast<int>(64 - lead - len);
@@ -218,14 +232,13 @@ void put_step(BitWriter& w, std::uint64_t step) {
 }
 
 bool get_step(BitReader& r, std::uint64_t& step) {
-  bool b = false;
-  if (!r.bit(b)) return false;
-  if (!b) {
+  const std::uint64_t prefix = r.peek(2);
+  if ((prefix & 0b10) == 0) {
     step = 1;
-    return true;
+    return r.skip(1);
   }
-  if (!r.bit(b)) return false;
-  return r.get(b ? 32 : 8, step);
+  if (!r.skip(2)) return false;
+  return r.get(prefix == 0b11 ? 32 : 8, step);
 }
 
 void encode_times_into(std::string& out, std::span<const TimeNs> times) {

@@ -62,12 +62,19 @@ Status read_tail(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, Se
   return {};
 }
 
-// Sorts each series by time, keeping the order of equal times.
+bool earlier(const Point& a, const Point& b) {
+  return a.time < b.time;
+}
+
+// Sorts by time, keeping the order of equal times. Chunks come in seal order and the tail
+// after them, so the points are usually sorted already: check that first (linear).
+void sort_points(std::vector<Point>& points) {
+  if (std::is_sorted(points.begin(), points.end(), earlier)) return;
+  std::stable_sort(points.begin(), points.end(), earlier);
+}
+
 void sort_series(SeriesMap& m) {
-  for (auto& [key, points] : m) {
-    std::stable_sort(points.begin(), points.end(),
-                     [](const Point& a, const Point& b) { return a.time < b.time; });
-  }
+  for (auto& [key, points] : m) sort_points(points);
 }
 
 // The chunks of seals overlapping [from, to), of one series or all. The seals are the outer
@@ -185,8 +192,7 @@ Result<std::vector<Point>> read_series(const Db& db, SeriesKey key, TimeNs from,
   if (auto it = m.find(key); it != m.end()) {
     out.insert(out.end(), it->second.begin(), it->second.end());
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Point& a, const Point& b) { return a.time < b.time; });
+  sort_points(out);
   return out;
 }
 
