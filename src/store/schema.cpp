@@ -200,9 +200,11 @@ ALTER TABLE jobs ADD COLUMN eligible_ns INTEGER;
     // 6: compressed samples (store/chunk.h). The writer commits each flush as one row of
     // `sample_tail` (every series of the batch, bit-packed), and about every 600 samples per
     // series seals the tail into one `sample_seals` row (the instants, shared by its chunks)
-    // and one `sample_chunks` row per series, keyed seal first so a seal's chunks are appended
-    // together rather than into 352 places of the tree. Rows already in `samples` stay readable
-    // there and are sealed a batch at a time.
+    // and one `sample_chunks` row per series. Chunks are found by (seal, metric, gpu), so a
+    // seal's chunks are appended together rather than into one place of the tree per series;
+    // a rowid table with that index rather than a WITHOUT ROWID table keyed so, because rowid
+    // appends fill their pages (about half the pages and WAL frames for the same chunks).
+    // Rows already in `samples` stay readable there and are sealed a batch at a time.
     R"sql(
 CREATE TABLE sample_seals (
   id INTEGER PRIMARY KEY,
@@ -211,15 +213,16 @@ CREATE TABLE sample_seals (
   times BLOB NOT NULL
 );
 CREATE TABLE sample_chunks (
+  id INTEGER PRIMARY KEY,
   seal_id INTEGER NOT NULL REFERENCES sample_seals(id),
   metric_id INTEGER NOT NULL REFERENCES metrics(id),
   gpu INTEGER NOT NULL,
   start_ns INTEGER NOT NULL,
   end_ns INTEGER NOT NULL,
   count INTEGER NOT NULL,
-  data BLOB NOT NULL,
-  PRIMARY KEY (seal_id, metric_id, gpu)
-) WITHOUT ROWID;
+  data BLOB NOT NULL
+);
+CREATE UNIQUE INDEX sample_chunks_by_seal ON sample_chunks(seal_id, metric_id, gpu);
 CREATE TABLE sample_tail (
   id INTEGER PRIMARY KEY,
   segment INTEGER NOT NULL,

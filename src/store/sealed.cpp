@@ -78,7 +78,7 @@ void sort_series(SeriesMap& m) {
 }
 
 // The chunks of seals overlapping [from, to), of one series or all. The seals are the outer
-// loop (CROSS JOIN fixes the order), each one a seek on the chunks' primary key.
+// loop (CROSS JOIN fixes the order), each one a seek on sample_chunks_by_seal.
 Status read_chunks(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, SeriesMap& out) {
   std::string sql =
       "SELECT s.id, s.times, c.metric_id, c.gpu, c.data FROM sample_seals AS s "
