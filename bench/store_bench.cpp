@@ -292,11 +292,11 @@ std::int64_t written_bytes() {
 
 // Disk writes: one simulated hour of 8 GPUs × 44 fields at 1 s (jittered instants), flushed
 // every 5 s, through SampleWriter (tail rows and seals) and, for comparison, as `samples` rows.
-// range(0) = 1 also runs roll_up() every simulated minute, as the agent's maintenance thread
-// does. Counters: MB (10^6) written per day (the hour × 24) for each layout.
+// range(0) = N > 0 also runs roll_up() every N simulated minutes (the agent's maintenance
+// thread: every minute). Counters: MB (10^6) written per day (the hour × 24) for each layout.
 void BM_StoreWritesPerDay(benchmark::State& state) {
   const auto dev = h100_device();
-  const bool rollups = state.range(0) != 0;
+  const std::int64_t every = state.range(0) * 60;  // seconds between roll_up() calls; 0: none
   for (auto _ : state) {
     std::int64_t sealed_bytes = 0;
     std::int64_t rows_bytes = 0;
@@ -307,7 +307,7 @@ void BM_StoreWritesPerDay(benchmark::State& state) {
       for (std::int64_t sec = 0; sec < 3600; ++sec) {
         BENCH_CHECK(state, w.add_gpus(simulated_snapshot(dev, 8, sec), instant(sec, true)));
         if (sec % 5 == 4) BENCH_CHECK(state, w.flush());
-        if (rollups && sec % 60 == 59)
+        if (every > 0 && sec % every == every - 1)
           BENCH_CHECK(state, store::roll_up(*ts.db, instant(sec, true)));
       }
       BENCH_CHECK(state, w.flush());
@@ -320,7 +320,7 @@ void BM_StoreWritesPerDay(benchmark::State& state) {
       for (std::int64_t sec = 0; sec < 3600; ++sec) {
         BENCH_CHECK(state, r.add_gpus(simulated_snapshot(dev, 8, sec), instant(sec, true)));
         if (sec % 5 == 4) BENCH_CHECK(state, r.flush());
-        if (rollups && sec % 60 == 59)
+        if (every > 0 && sec % every == every - 1)
           BENCH_CHECK(state, store::roll_up(*ts.db, instant(sec, true)));
       }
       BENCH_CHECK(state, r.flush());
@@ -330,7 +330,12 @@ void BM_StoreWritesPerDay(benchmark::State& state) {
     state.counters["rows_MB_written_per_day"] = static_cast<double>(rows_bytes) * 24 / 1e6;
   }
 }
-BENCHMARK(BM_StoreWritesPerDay)->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_StoreWritesPerDay)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(10)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 // A week of one metric of one GPU: range(0) = the step in seconds, 59 (the coarsest step still
 // read from raw samples: every chunk of the series decoded) or 3600 (hour roll-ups, plus minutes
