@@ -52,9 +52,8 @@ Result<std::int64_t> roll_level(Db& db, std::string_view source, std::string_vie
 // 1-minute buckets of every series' raw samples in [start, end), whichever of chunks, tail and
 // legacy rows hold them, decoded once per run. min/avg/max/count as SQL's aggregates over the
 // samples in time order gave them.
-Result<std::int64_t> roll_minutes(Db& db, TimeNs start, TimeNs end) {
+Result<std::int64_t> roll_minute_slice(Db& db, TimeNs start, TimeNs end) {
   std::int64_t written = 0;
-  if (start >= end) return written;
   auto series = read_all_series(db, start, end);
   if (!series) return fail(std::move(series).error());
   auto st = db.prepare(
@@ -80,6 +79,36 @@ Result<std::int64_t> roll_minutes(Db& db, TimeNs start, TimeNs end) {
       st->reset();
       ++written;
     }
+  }
+  return written;
+}
+
+// The earliest raw sample, for a first roll-up (nullopt: none). Older `samples` rows have no
+// index on time alone: a store that never rolled up is new, so that scan is short.
+Result<std::optional<TimeNs>> earliest_raw(const Db& db) {
+  auto t = db.query_int64(
+      "SELECT min(t) FROM (SELECT min(time_ns) AS t FROM samples UNION ALL "
+      "SELECT min(start_ns) FROM sample_seals UNION ALL SELECT min(start_ns) FROM sample_tail)");
+  if (!t) return fail(std::move(t).error());
+  return *t;
+}
+
+// Decoded samples of every series are held in memory, so a long window (the first run, or one
+// after the maintenance thread was stopped for days) goes an hour at a time.
+Result<std::int64_t> roll_minutes(Db& db, TimeNs start, TimeNs end) {
+  std::int64_t written = 0;
+  if (start == kBeginning) {
+    auto first = earliest_raw(db);
+    if (!first) return fail(std::move(first).error());
+    if (!*first) return written;
+    start = floor_to(**first, kMinuteNs);
+  }
+  while (start < end) {
+    const TimeNs slice_end = end - start > kHourNs ? start + kHourNs : end;
+    auto n = roll_minute_slice(db, start, slice_end);
+    if (!n) return fail(std::move(n).error());
+    written += *n;
+    start = slice_end;
   }
   return written;
 }
