@@ -43,6 +43,19 @@ struct StoredMetric {
 };
 [[nodiscard]] const std::vector<StoredMetric>& stored_metrics();
 
+namespace detail {
+// The tail rows a SampleWriter has committed since its last seal. Outside the class: a nested
+// type with default member initializers is not default-constructible (for std::optional) while
+// its enclosing class is still incomplete, which clang enforces.
+struct TailSegment {
+  std::int64_t id = 0;
+  std::int64_t next_seq = 0;
+  std::int64_t last_row = 0;
+  TailChain chain;
+  std::map<SeriesKey, std::size_t> counts;
+};
+}  // namespace detail
+
 // Batches samples in memory; each flush commits them as one bit-packed row of `sample_tail`
 // (every series of the batch) in one transaction, continuing the writer's open segment, so
 // whatever was committed survives a kill -9. When a series of the segment would reach
@@ -79,14 +92,7 @@ class SampleWriter {
   Status push(std::int64_t metric, std::optional<unsigned> gpu, TimeNs at, double value);
   Status push_gpu_fields(const nvml::GpuReading& g, TimeNs at);
 
-  // The tail rows this writer has committed since its last seal.
-  struct Segment {
-    std::int64_t id = 0;
-    std::int64_t next_seq = 0;
-    std::int64_t last_row = 0;
-    TailChain chain;
-    std::map<SeriesKey, std::size_t> counts;
-  };
+  using Segment = detail::TailSegment;
   Result<bool> write_batch(const std::map<SeriesKey, std::vector<Point>>& batch,
                            std::optional<Segment>& seg);
 
