@@ -54,12 +54,8 @@ class BitReader {
       v = (hi << 32) | lo;
       return true;
     }
-    // Whole bytes go into a 64-bit buffer, whose low `avail_` bits are unread.
-    while (avail_ < n) {
-      if (pos_ == data_.size()) return false;
-      buf_ = (buf_ << 8) | static_cast<std::uint8_t>(data_[pos_++]);
-      avail_ += 8;
-    }
+    refill(n);
+    if (avail_ < n) return false;
     v = n == 0 ? 0 : (buf_ >> (avail_ - n)) & (~std::uint64_t{0} >> (64 - n));
     avail_ -= n;
     return true;
@@ -73,10 +69,7 @@ class BitReader {
   // The next `n` bits (1 <= n <= 56) without consuming them; bits past the end read as 0, so a
   // prefix can be matched in one step and then consumed with skip(), which checks the length.
   std::uint64_t peek(int n) {
-    while (avail_ < n && pos_ < data_.size()) {
-      buf_ = (buf_ << 8) | static_cast<std::uint8_t>(data_[pos_++]);
-      avail_ += 8;
-    }
+    refill(n);
     const std::uint64_t mask = ~std::uint64_t{0} >> (64 - n);
     return (avail_ >= n ? buf_ >> (avail_ - n) : buf_ << (n - avail_)) & mask;
   }
@@ -85,6 +78,25 @@ class BitReader {
     if (avail_ < n) return false;
     avail_ -= n;
     return true;
+  }
+  // Whole bytes go into a 64-bit buffer whose low `avail_` bits are unread: at least `n` when
+  // the data has them (n <= 56). Eight bytes at a time while they last, one at a time at the end.
+  void refill(int n) {
+    if (avail_ >= n) return;
+    if (data_.size() - pos_ >= 8) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, data_.data() + pos_, sizeof word);
+      if constexpr (std::endian::native == std::endian::little) word = __builtin_bswap64(word);
+      const int take = (63 - avail_) / 8;  // whole bytes that fit: 1..7
+      buf_ = (buf_ << (take * 8)) | (word >> (64 - take * 8));
+      pos_ += static_cast<std::size_t>(take);
+      avail_ += take * 8;
+      return;
+    }
+    while (avail_ < n && pos_ < data_.size()) {
+      buf_ = (buf_ << 8) | static_cast<std::uint8_t>(data_[pos_++]);
+      avail_ += 8;
+    }
   }
   [[nodiscard]] std::uint64_t bits_left() const {
     return (data_.size() - pos_) * 8 + static_cast<std::uint64_t>(avail_);

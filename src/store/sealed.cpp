@@ -190,7 +190,11 @@ Result<std::vector<Point>> read_series(const Db& db, SeriesKey key, TimeNs from,
   CARDIAC_TRY(read_chunks(db, &key, from, to, m));
   CARDIAC_TRY(read_tail(db, &key, from, to, m));
   if (auto it = m.find(key); it != m.end()) {
-    out.insert(out.end(), it->second.begin(), it->second.end());
+    if (out.empty()) {
+      out = std::move(it->second);
+    } else {
+      out.insert(out.end(), it->second.begin(), it->second.end());
+    }
   }
   sort_points(out);
   return out;
