@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// History store benchmarks: SampleWriter ingest into a WAL SQLite file in /tmp, and the disk
-// cost of one GPU's raw 1 s samples.
+// History store benchmarks: SampleWriter ingest into a WAL SQLite file in /tmp, the disk cost
+// of one GPU's 1 s samples, bytes written per day for 8 GPUs, and a week's query.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -17,7 +17,10 @@
 #include <nlohmann/json.hpp>
 
 #include "nvml/gpu.h"
+#include "store/query.h"
+#include "store/retention.h"
 #include "store/schema.h"
+#include "store/sealed.h"
 #include "store/writer.h"
 
 namespace {
@@ -174,37 +177,214 @@ void BM_StoreIngestGpuSnapshot(benchmark::State& state) {
 }
 BENCHMARK(BM_StoreIngestGpuSnapshot)->Unit(benchmark::kMicrosecond);
 
-// Disk cost: one hour of 1 s samples of one GPU through SampleWriter::add_gpus, flushed every
-// 5 samples (the agent's default flush_interval of 5 s), then a truncating checkpoint; raw
-// `samples` rows only (no host rows, no roll-ups). Counters: bytes per row, and MB (10^6) per
-// GPU-day for this field count and scaled to 29 and 48 rows per sample.
+// The layout before compressed samples: one `samples` row per reading, inserted one prepared
+// statement per row in one transaction per flush, as SampleWriter did then. Kept here so the
+// bench shows both layouts from the same data.
+class RowWriter {
+ public:
+  explicit RowWriter(store::Db& db) : db_(db) {}
+  cardiac::Status add_gpus(const nvml::GpuSnapshot& snap, TimeNs at) {
+    for (const auto& g : snap.gpus) {
+#define CARDIAC_GPU_FIELD(member, ...)                                   \
+  if (g.member) {                                                        \
+    auto id = ids_.metric_id("gpu_" #member);                            \
+    if (!id) return cardiac::fail(id.error());                           \
+    rows_.push_back({at, g.index, *id, static_cast<double>(*g.member)}); \
+  }
+#include "nvml/gpu_fields.def"
+#undef CARDIAC_GPU_FIELD
+    }
+    return {};
+  }
+  cardiac::Status flush() {
+    auto tx = store::Transaction::begin(db_);
+    if (!tx) return cardiac::fail(tx.error());
+    auto st = db_.prepare("INSERT INTO samples(time_ns, gpu, metric_id, value) VALUES (?,?,?,?)");
+    if (!st) return cardiac::fail(st.error());
+    for (const auto& r : rows_)
+      CARDIAC_TRY(st->bind_all(r.time_ns, r.gpu, r.metric_id, r.value).run());
+    CARDIAC_TRY(tx->commit());
+    rows_.clear();
+    return {};
+  }
+
+ private:
+  store::Db& db_;
+  store::SampleWriter ids_{db_};  // only for metric ids
+  std::vector<store::SampleRow> rows_;
+};
+
+// Sampling instants: exact seconds, or (jitter) the agent's clock read a little after each tick
+// (0-1 ms late, as a woken thread reads it), so the time column costs what it would in the field.
+TimeNs instant(std::int64_t sec, bool jitter) {
+  const TimeNs late = jitter ? static_cast<TimeNs>((sec * 2654435761LL) % 1'000'000) : 0;
+  return kStart + sec * kSec + late;
+}
+
+nvml::GpuSnapshot simulated_snapshot(const nlohmann::json& dev, unsigned gpus, std::int64_t sec) {
+  nvml::GpuSnapshot snap;
+  snap.available = true;
+  for (unsigned i = 0; i < gpus; ++i) snap.gpus.push_back(simulated_reading(dev, i, sec));
+  return snap;
+}
+
+// Disk cost per sample: one hour of 1 s samples of one simulated H100 (44 fields) through
+// SampleWriter::add_gpus, flushed every 5 samples (the agent's default flush_interval of 5 s),
+// the tail sealed at the end, then a truncating checkpoint. Samples only (no host rows, no
+// roll-ups). range(0): 1 = jittered instants. Counters: bytes per sample of file growth and of
+// blob payload, the same data as `samples` rows (the layout before chunks), and MB (10^6) per
+// GPU-day.
 void BM_StoreBytesPerGpuDay(benchmark::State& state) {
   const auto dev = h100_device();
+  const bool jitter = state.range(0) != 0;
   for (auto _ : state) {
-    TempStore ts;
-    const auto empty = ts.bytes();
-    store::SampleWriter w(*ts.db);
+    TempStore sealed;
+    TempStore rows;
+    const auto sealed_empty = sealed.bytes();
+    const auto rows_empty = rows.bytes();
     std::size_t fields = 0;
-    for (std::int64_t sec = 0; sec < 3600; ++sec) {
-      nvml::GpuSnapshot snap;
-      snap.available = true;
-      snap.gpus.push_back(simulated_reading(dev, 0, sec));
-      fields = present_fields(snap.gpus[0]);
-      BENCH_CHECK(state, w.add_gpus(snap, kStart + sec * kSec));
-      if (sec % 5 == 4) BENCH_CHECK(state, w.flush());
+    {
+      store::SampleWriter w(*sealed.db);
+      RowWriter r(*rows.db);
+      for (std::int64_t sec = 0; sec < 3600; ++sec) {
+        const auto snap = simulated_snapshot(dev, 1, sec);
+        fields = present_fields(snap.gpus[0]);
+        BENCH_CHECK(state, w.add_gpus(snap, instant(sec, jitter)));
+        BENCH_CHECK(state, r.add_gpus(snap, instant(sec, jitter)));
+        if (sec % 5 == 4) {
+          BENCH_CHECK(state, w.flush());
+          BENCH_CHECK(state, r.flush());
+        }
+      }
+      BENCH_CHECK(state, w.flush());
+      BENCH_CHECK(state, r.flush());
     }
-    BENCH_CHECK(state, w.flush());
-    const auto bytes = ts.bytes() - empty;
-    const double rows = 3600.0 * static_cast<double>(fields);
-    const double per_row = static_cast<double>(bytes) / rows;
-    state.counters["rows_per_sample"] = static_cast<double>(fields);
-    state.counters["bytes_per_row"] = per_row;
-    state.counters["MB_per_gpu_day"] = static_cast<double>(bytes) * 24 / 1e6;
-    state.counters["MB_per_gpu_day_29f"] = per_row * 29 * 86400 / 1e6;
-    state.counters["MB_per_gpu_day_48f"] = per_row * 48 * 86400 / 1e6;
+    BENCH_CHECK(state, store::seal_tail(*sealed.db));
+    const double samples = 3600.0 * static_cast<double>(fields);
+    const auto payload = sealed.db->query_int64(
+        "SELECT (SELECT total(length(data)) FROM sample_chunks) + "
+        "(SELECT total(length(times)) FROM sample_seals)");
+    const double per_sample = static_cast<double>(sealed.bytes() - sealed_empty) / samples;
+    const double per_row = static_cast<double>(rows.bytes() - rows_empty) / samples;
+    state.counters["samples_per_instant"] = static_cast<double>(fields);
+    state.counters["bytes_per_sample"] = per_sample;
+    state.counters["payload_bytes_per_sample"] =
+        payload && *payload ? static_cast<double>(**payload) / samples : -1;
+    state.counters["rows_bytes_per_sample"] = per_row;
+    state.counters["MB_per_gpu_day"] = per_sample * samples * 24 / 1e6;
+    state.counters["rows_MB_per_gpu_day"] = per_row * samples * 24 / 1e6;
   }
 }
-BENCHMARK(BM_StoreBytesPerGpuDay)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_StoreBytesPerGpuDay)->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// Bytes this process has passed to write(2)/pwrite(2) so far (/proc/self/io wchar): the WAL
+// frames, the checkpoints into the main file, everything SQLite writes (the -shm is mmapped
+// and not counted; neither is the file system's own journal).
+std::int64_t written_bytes() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  std::int64_t value = 0;
+  while (io >> key >> value) {
+    if (key == "wchar:") return value;
+  }
+  return -1;
+}
+
+// Disk writes: one simulated hour of 8 GPUs × 44 fields at 1 s (jittered instants), flushed
+// every 5 s, through SampleWriter (tail rows and seals) and, for comparison, as `samples` rows.
+// range(0) = N > 0 also runs roll_up() every N simulated minutes (the agent's maintenance
+// thread: every minute). Counters: MB (10^6) written per day (the hour × 24) for each layout.
+void BM_StoreWritesPerDay(benchmark::State& state) {
+  const auto dev = h100_device();
+  const std::int64_t every = state.range(0) * 60;  // seconds between roll_up() calls; 0: none
+  for (auto _ : state) {
+    std::int64_t sealed_bytes = 0;
+    std::int64_t rows_bytes = 0;
+    {
+      TempStore ts;
+      store::SampleWriter w(*ts.db);
+      const auto before = written_bytes();
+      for (std::int64_t sec = 0; sec < 3600; ++sec) {
+        BENCH_CHECK(state, w.add_gpus(simulated_snapshot(dev, 8, sec), instant(sec, true)));
+        if (sec % 5 == 4) BENCH_CHECK(state, w.flush());
+        if (every > 0 && sec % every == every - 1)
+          BENCH_CHECK(state, store::roll_up(*ts.db, instant(sec, true)));
+      }
+      BENCH_CHECK(state, w.flush());
+      sealed_bytes = written_bytes() - before;
+    }
+    {
+      TempStore ts;
+      RowWriter r(*ts.db);
+      const auto before = written_bytes();
+      for (std::int64_t sec = 0; sec < 3600; ++sec) {
+        BENCH_CHECK(state, r.add_gpus(simulated_snapshot(dev, 8, sec), instant(sec, true)));
+        if (sec % 5 == 4) BENCH_CHECK(state, r.flush());
+        if (every > 0 && sec % every == every - 1)
+          BENCH_CHECK(state, store::roll_up(*ts.db, instant(sec, true)));
+      }
+      BENCH_CHECK(state, r.flush());
+      rows_bytes = written_bytes() - before;
+    }
+    state.counters["MB_written_per_day"] = static_cast<double>(sealed_bytes) * 24 / 1e6;
+    state.counters["rows_MB_written_per_day"] = static_cast<double>(rows_bytes) * 24 / 1e6;
+  }
+}
+BENCHMARK(BM_StoreWritesPerDay)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(10)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+// A week of one metric of one GPU: range(0) = the step in seconds, 59 (the coarsest step still
+// read from raw samples: every chunk of the series decoded) or 3600 (hour roll-ups, plus minutes
+// and raw samples for the part not rolled up yet), from a store holding 7 days of 8 GPUs × 4
+// metrics at 1 s (jittered): 1007 seals, each decoded for its time column and this series' chunk,
+// plus a tail of 595 s written in 5 s flushes (119 rows, decoded whole), rolled up to its last
+// minute. Setup (about 19 M samples) runs once per step.
+void BM_StoreQueryWeek(benchmark::State& state) {
+  TempStore ts;
+  constexpr std::int64_t kWeek = 7 * 86'400;
+  {
+    store::SampleWriter w(*ts.db, 1 << 20);
+    const char* metrics[] = {"gpu_temperature", "gpu_power_usage_mw", "gpu_utilization_gpu",
+                             "gpu_memory_used"};
+    for (std::int64_t sec = 0; sec < kWeek - 5; ++sec) {
+      for (unsigned g = 0; g < 8; ++g) {
+        const double h = static_cast<double>((sec * 2654435761LL + g * 97) % 9) - 4;
+        const double values[] = {60 + h, 650'000 + h * 3000, 97 + h, 7e10 + h * 2097152};
+        for (int m = 0; m < 4; ++m) {
+          BENCH_CHECK(state, w.append(metrics[m], g, instant(sec, true), values[m]));
+        }
+      }
+      // Big batches seal at once while building the week; the last 10 minutes as the agent.
+      const bool late = sec >= kWeek - 600;
+      if (late ? sec % 5 == 4 : sec % 600 == 599) BENCH_CHECK(state, w.flush());
+    }
+    BENCH_CHECK(state, w.flush());
+  }
+  // The maintenance thread's roll-ups, up to the last whole minute.
+  BENCH_CHECK(state, store::roll_up(*ts.db, instant(kWeek - 5, true)));
+  const store::HistoryQuery q{"gpu_power_usage_mw", 3u, kStart, kStart + kWeek * kSec,
+                              state.range(0) * kSec};
+  std::size_t points = 0;
+  for (auto _ : state) {
+    auto h = store::history(*ts.db, q);
+    if (!h) {
+      state.SkipWithError(h.error().what().c_str());
+      return;
+    }
+    points = h->points.size();
+    benchmark::DoNotOptimize(points);
+  }
+  state.counters["points"] = static_cast<double>(points);
+  state.counters["seals"] =
+      static_cast<double>(ts.db->query_int64("SELECT count(*) FROM sample_seals")->value_or(0));
+  state.counters["tail_rows"] =
+      static_cast<double>(ts.db->query_int64("SELECT count(*) FROM sample_tail")->value_or(0));
+}
+BENCHMARK(BM_StoreQueryWeek)->Arg(59)->Arg(3600)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

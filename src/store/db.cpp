@@ -124,6 +124,11 @@ Statement& Statement::bind_text(int index, std::string_view value) {
   return *this;
 }
 
+Statement& Statement::bind_blob(int index, std::string_view value) {
+  note_bind(sqlite3_bind_blob64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT), index);
+  return *this;
+}
+
 Result<bool> Statement::step() {
   if (bind_error_) {
     Error e = std::move(*bind_error_);
@@ -170,6 +175,13 @@ std::string Statement::column_text(int col) const {
   if (text == nullptr) return {};
   return std::string(reinterpret_cast<const char*>(text),
                      static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)));
+}
+
+std::string_view Statement::column_blob(int col) const {
+  const void* data = sqlite3_column_blob(stmt_, col);
+  if (data == nullptr) return {};
+  return {static_cast<const char*>(data),
+          static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))};
 }
 
 std::optional<std::int64_t> Statement::column_opt_int64(int col) const {
@@ -267,6 +279,10 @@ Result<std::optional<std::string>> Db::query_text(std::string_view sql) const {
 
 std::int64_t Db::changes() const {
   return sqlite3_changes64(db_.get());
+}
+
+std::int64_t Db::last_insert_rowid() const {
+  return sqlite3_last_insert_rowid(db_.get());
 }
 
 Error Db::error(int rc, std::string_view what) const {

@@ -32,6 +32,8 @@ class Statement {
   Statement& bind_int64(int index, std::int64_t value);
   Statement& bind_double(int index, double value);
   Statement& bind_text(int index, std::string_view value);
+  // Binds the bytes as a BLOB (bind() of a string binds TEXT); copied, so `value` may go away.
+  Statement& bind_blob(int index, std::string_view value);
 
   // Binds by C++ type: integers (and bool) as INTEGER, floating point as REAL, strings as
   // TEXT, std::nullopt or an empty optional as NULL. Unsigned 64-bit values above INT64_MAX
@@ -57,6 +59,9 @@ class Statement {
   [[nodiscard]] std::int64_t column_int64(int col) const;
   [[nodiscard]] double column_double(int col) const;
   [[nodiscard]] std::string column_text(int col) const;
+  // The bytes of a BLOB (or TEXT) column; valid until the next step(), reset() or column call
+  // on this column.
+  [[nodiscard]] std::string_view column_blob(int col) const;
   [[nodiscard]] std::optional<std::int64_t> column_opt_int64(int col) const;
   [[nodiscard]] std::optional<double> column_opt_double(int col) const;
 
@@ -105,6 +110,8 @@ class Db {
   [[nodiscard]] const std::string& path() const { return path_; }
   [[nodiscard]] sqlite3* handle() const { return db_.get(); }
   [[nodiscard]] std::int64_t changes() const;
+  // The rowid of the last row this connection inserted.
+  [[nodiscard]] std::int64_t last_insert_rowid() const;
 
   // Error for result code `rc`, with SQLite's message and "path: what" as context.
   [[nodiscard]] Error error(int rc, std::string_view what) const;

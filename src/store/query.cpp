@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "core/format.h"
 #include "store/retention.h"
 #include "store/schema.h"
+#include "store/sealed.h"
 #include "store/writer.h"
 
 namespace cardiac::store {
@@ -23,27 +25,61 @@ struct Acc {
 
 using Steps = std::map<TimeNs, Acc>;
 
-// Adds the rows of one level in [from, to) to `steps`. Columns: step start, min, max, sum,
-// count; parameters: ?1 step, ?2 metric, ?3 gpu, ?4 from, ?5 to.
+// Adds the raw samples in [from, to) to `steps`, summed in time order as SQL's sum() over the
+// series index would.
+Status read_raw(const Db& db, std::int64_t metric, std::optional<unsigned> gpu, DurationNs step,
+                TimeNs from, TimeNs to, Steps& steps) {
+  if (from >= to) return {};
+  auto points = read_series(db, SeriesKey{metric, gpu ? std::int64_t{*gpu} : kHostGpu}, from, to);
+  if (!points) return fail(std::move(points).error());
+  Acc part;
+  std::optional<TimeNs> at;
+  const auto add = [&] {
+    if (!at) return;
+    Acc& a = steps[*at];
+    a.min = std::min(a.min, part.min);
+    a.max = std::max(a.max, part.max);
+    a.sum += part.sum;
+    a.count += part.count;
+  };
+  for (const Point& p : *points) {
+    // The points are in time order: while one stays inside the current step there is no need
+    // for a division (which costs more than the rest of the loop). Negative times round
+    // towards zero, like SQL's %, so they always divide.
+    if (at && *at >= 0 && p.time >= *at && p.time - *at < step) {
+      part.min = std::min(part.min, p.value);
+      part.max = std::max(part.max, p.value);
+      part.sum += p.value;
+      ++part.count;
+      continue;
+    }
+    const TimeNs t = p.time - (p.time % step);
+    if (at != t) {
+      add();
+      part = Acc{};
+      at = t;
+    }
+    part.min = std::min(part.min, p.value);
+    part.max = std::max(part.max, p.value);
+    part.sum += p.value;
+    ++part.count;
+  }
+  add();
+  return {};
+}
+
+// Adds the rows of one rollup level in [from, to) to `steps`. Columns: step start, min, max,
+// sum, count; parameters: ?1 step, ?2 metric, ?3 gpu, ?4 from, ?5 to.
 Status read_level(const Db& db, Resolution level, std::int64_t metric, std::optional<unsigned> gpu,
                   DurationNs step, TimeNs from, TimeNs to, Steps& steps) {
   if (from >= to) return {};
-  std::string sql;
-  std::optional<std::int64_t> stored_gpu;
-  if (level == Resolution::kRaw) {
-    sql =
-        "SELECT time_ns - (time_ns % ?1), min(value), max(value), sum(value), count(*) "
-        "FROM samples WHERE metric_id = ?2 AND gpu IS ?3 AND time_ns >= ?4 AND time_ns < ?5 "
-        "GROUP BY 1";
-    if (gpu) stored_gpu = *gpu;
-  } else {
-    sql = fmt::format(
-        "SELECT bucket_ns - (bucket_ns % ?1), min(min), max(max), sum(avg * count), sum(count) "
-        "FROM {} WHERE metric_id = ?2 AND gpu = ?3 AND bucket_ns >= ?4 AND bucket_ns < ?5 "
-        "GROUP BY 1",
-        level == Resolution::kMinute ? "rollup_1m" : "rollup_1h");
-    stored_gpu = gpu ? std::int64_t{*gpu} : kHostGpu;
-  }
+  if (level == Resolution::kRaw) return read_raw(db, metric, gpu, step, from, to, steps);
+  const std::string sql = fmt::format(
+      "SELECT bucket_ns - (bucket_ns % ?1), min(min), max(max), sum(avg * count), sum(count) "
+      "FROM {} WHERE metric_id = ?2 AND gpu = ?3 AND bucket_ns >= ?4 AND bucket_ns < ?5 "
+      "GROUP BY 1",
+      level == Resolution::kMinute ? "rollup_1m" : "rollup_1h");
+  const std::int64_t stored_gpu = gpu ? std::int64_t{*gpu} : kHostGpu;
   auto st = db.prepare(sql);
   if (!st) return fail(std::move(st).error());
   st->bind_all(step, metric, stored_gpu, from, to);
@@ -125,11 +161,10 @@ Status check_history_query(const Db& db, const HistoryQuery& q) {
 }
 
 Result<bool> has_gpu_series(const Db& db, const std::string& metric, unsigned gpu) {
-  // Each probe is one seek on a (metric_id, gpu, time) index.
+  // Each probe is one seek on a (metric_id, gpu, time) key.
   auto st = db.prepare(
-      "SELECT EXISTS (SELECT 1 FROM samples WHERE metric_id = "
-      "(SELECT id FROM metrics WHERE name = ?1) AND gpu = ?2) "
-      "OR EXISTS (SELECT 1 FROM rollup_1m WHERE metric_id = "
+      "SELECT (SELECT id FROM metrics WHERE name = ?1), "
+      "EXISTS (SELECT 1 FROM rollup_1m WHERE metric_id = "
       "(SELECT id FROM metrics WHERE name = ?1) AND gpu = ?2) "
       "OR EXISTS (SELECT 1 FROM rollup_1h WHERE metric_id = "
       "(SELECT id FROM metrics WHERE name = ?1) AND gpu = ?2)");
@@ -137,7 +172,9 @@ Result<bool> has_gpu_series(const Db& db, const std::string& metric, unsigned gp
   st->bind_all(metric, std::int64_t{gpu});
   auto row = st->step();
   if (!row) return fail(std::move(row).error());
-  return *row && st->column_int64(0) != 0;
+  if (!*row || st->column_is_null(0)) return false;
+  if (st->column_int64(1) != 0) return true;
+  return has_raw_series(db, SeriesKey{st->column_int64(0), std::int64_t{gpu}});
 }
 
 Result<History> history(const Db& db, const HistoryQuery& q) {

@@ -8,6 +8,7 @@
 
 #include "core/format.h"
 #include "store/schema.h"
+#include "store/sealed.h"
 
 namespace cardiac::store {
 namespace {
@@ -44,6 +45,70 @@ Result<std::int64_t> roll_level(Db& db, std::string_view source, std::string_vie
     CARDIAC_TRY(st->run());
     written += db.changes();
     st->reset();
+  }
+  return written;
+}
+
+// 1-minute buckets of every series' raw samples in [start, end), whichever of chunks, tail and
+// legacy rows hold them, decoded once per run. min/avg/max/count as SQL's aggregates over the
+// samples in time order gave them.
+Result<std::int64_t> roll_minute_slice(Db& db, TimeNs start, TimeNs end) {
+  std::int64_t written = 0;
+  auto series = read_all_series(db, start, end);
+  if (!series) return fail(std::move(series).error());
+  auto st = db.prepare(
+      "INSERT OR REPLACE INTO rollup_1m(bucket_ns, gpu, metric_id, min, avg, max, count) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  if (!st) return fail(std::move(st).error());
+  for (const auto& [key, points] : *series) {
+    std::size_t i = 0;
+    while (i < points.size()) {
+      const TimeNs bucket = points[i].time - (points[i].time % kMinuteNs);
+      double lo = points[i].value;
+      double hi = points[i].value;
+      double sum = 0;
+      std::int64_t n = 0;
+      for (; i < points.size() && points[i].time - (points[i].time % kMinuteNs) == bucket; ++i) {
+        lo = std::min(lo, points[i].value);
+        hi = std::max(hi, points[i].value);
+        sum += points[i].value;
+        ++n;
+      }
+      st->bind_all(bucket, key.gpu, key.metric_id, lo, sum / static_cast<double>(n), hi, n);
+      CARDIAC_TRY(st->run());
+      st->reset();
+      ++written;
+    }
+  }
+  return written;
+}
+
+// The earliest raw sample, for a first roll-up (nullopt: none). Older `samples` rows have no
+// index on time alone: a store that never rolled up is new, so that scan is short.
+Result<std::optional<TimeNs>> earliest_raw(const Db& db) {
+  auto t = db.query_int64(
+      "SELECT min(t) FROM (SELECT min(time_ns) AS t FROM samples UNION ALL "
+      "SELECT min(start_ns) FROM sample_seals UNION ALL SELECT min(start_ns) FROM sample_tail)");
+  if (!t) return fail(std::move(t).error());
+  return *t;
+}
+
+// Decoded samples of every series are held in memory, so a long window (the first run, or one
+// after the maintenance thread was stopped for days) goes an hour at a time.
+Result<std::int64_t> roll_minutes(Db& db, TimeNs start, TimeNs end) {
+  std::int64_t written = 0;
+  if (start == kBeginning) {
+    auto first = earliest_raw(db);
+    if (!first) return fail(std::move(first).error());
+    if (!*first) return written;
+    start = floor_to(**first, kMinuteNs);
+  }
+  while (start < end) {
+    const TimeNs slice_end = end - start > kHourNs ? start + kHourNs : end;
+    auto n = roll_minute_slice(db, start, slice_end);
+    if (!n) return fail(std::move(n).error());
+    written += *n;
+    start = slice_end;
   }
   return written;
 }
@@ -121,21 +186,15 @@ Result<RollupStats> roll_up(Db& db, TimeNs now) {
   if (!tx) return fail(std::move(tx).error());
   RollupStats stats;
 
-  // Parameters: ?1 bucket, ?2 stored gpu, ?3 metric, ?4 gpu to match, ?5 start, ?6 end.
   const TimeNs minute_end = floor_to(now, kMinuteNs);
   auto minute_start = start_of(db, "1m", kMinuteNs);
   if (!minute_start) return fail(std::move(minute_start).error());
-  auto minutes = roll_level(
-      db, "samples",
-      "INSERT OR REPLACE INTO rollup_1m(bucket_ns, gpu, metric_id, min, avg, max, count) "
-      "SELECT time_ns - (time_ns % ?1), ?2, ?3, min(value), avg(value), max(value), count(*) "
-      "FROM samples WHERE metric_id = ?3 AND gpu IS ?4 AND time_ns >= ?5 AND time_ns < ?6 "
-      "GROUP BY 1",
-      kMinuteNs, *minute_start, minute_end);
+  auto minutes = roll_minutes(db, *minute_start, minute_end);
   if (!minutes) return fail(std::move(minutes).error());
   stats.minute_buckets = *minutes;
   CARDIAC_TRY(set_rolled_up_until(db, "1m", minute_end));
 
+  // Parameters: ?1 bucket, ?2 stored gpu, ?3 metric, ?4 gpu to match, ?5 start, ?6 end.
   // An hour is complete once the minute level has passed its end, which minute_end >= hour_end
   // guarantees.
   const TimeNs hour_end = floor_to(now, kHourNs);
@@ -165,10 +224,17 @@ Result<PruneStats> prune(Db& db, TimeNs now, const RetentionPolicy& policy) {
   auto tx = Transaction::begin(db);
   if (!tx) return fail(std::move(tx).error());
   PruneStats stats;
-  auto raw = prune_table(db, "samples", "time_ns",
-                         std::min(now - policy.raw_keep, minute_done->value_or(kBeginning)));
+  // Raw samples: legacy rows by time, sealed chunks a whole seal at a time (the tail is the
+  // writer's latest minutes and is never old enough).
+  const TimeNs raw_before = std::min(now - policy.raw_keep, minute_done->value_or(kBeginning));
+  auto raw = prune_table(db, "samples", "time_ns", raw_before);
   if (!raw) return fail(std::move(raw).error());
   stats.raw = *raw;
+  if (raw_before != kBeginning) {
+    auto sealed = prune_seals_locked(db, raw_before);
+    if (!sealed) return fail(std::move(sealed).error());
+    stats.raw += *sealed;
+  }
   auto minute = prune_table(db, "rollup_1m", "bucket_ns",
                             std::min(now - policy.minute_keep, hour_done->value_or(kBeginning)));
   if (!minute) return fail(std::move(minute).error());

@@ -11,7 +11,7 @@ namespace cardiac::store {
 namespace {
 
 // Append only: a released migration never changes, a schema change is a new entry.
-constexpr std::array<std::string_view, 5> kMigrations = {
+constexpr std::array<std::string_view, 6> kMigrations = {
     // 1: the initial layout. Samples are "long" (one row per metric value) so a new metric is
     // a row in `metrics`, not a migration.
     R"sql(
@@ -196,6 +196,42 @@ CREATE TABLE queue_usage (
     // multifactor age counts from here, like Slurm's accrue time. NULL: from its submit time.
     R"sql(
 ALTER TABLE jobs ADD COLUMN eligible_ns INTEGER;
+)sql",
+    // 6: compressed samples (store/chunk.h). The writer commits each flush as one row of
+    // `sample_tail` (every series of the batch, bit-packed), and about every 600 samples per
+    // series seals the tail into one `sample_seals` row (the instants, shared by its chunks)
+    // and one `sample_chunks` row per series. Chunks are found by (seal, metric, gpu), so a
+    // seal's chunks are appended together rather than into one place of the tree per series;
+    // a rowid table with that index rather than a WITHOUT ROWID table keyed so, because rowid
+    // appends fill their pages (about half the pages and WAL frames for the same chunks).
+    // Rows already in `samples` stay readable there and are sealed a batch at a time.
+    R"sql(
+CREATE TABLE sample_seals (
+  id INTEGER PRIMARY KEY,
+  start_ns INTEGER NOT NULL,
+  end_ns INTEGER NOT NULL,
+  times BLOB NOT NULL
+);
+CREATE TABLE sample_chunks (
+  id INTEGER PRIMARY KEY,
+  seal_id INTEGER NOT NULL REFERENCES sample_seals(id),
+  metric_id INTEGER NOT NULL REFERENCES metrics(id),
+  gpu INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL,
+  end_ns INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  data BLOB NOT NULL
+);
+CREATE UNIQUE INDEX sample_chunks_by_seal ON sample_chunks(seal_id, metric_id, gpu);
+CREATE TABLE sample_tail (
+  id INTEGER PRIMARY KEY,
+  segment INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL,
+  end_ns INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  data BLOB NOT NULL
+);
 )sql",
 };
 

@@ -2,7 +2,12 @@
 // SampleWriter: snapshot → rows, and the batched insert.
 #include "store/writer.h"
 
+#include <algorithm>
 #include <array>
+#include <limits>
+
+#include "store/schema.h"
+#include "store/sealed.h"
 
 namespace cardiac::store {
 namespace {
@@ -124,22 +129,88 @@ Status SampleWriter::add(const nvml::GpuSnapshot& gpus, const host::HostSnapshot
   return add_host(host, at);
 }
 
+// Inside the flush's transaction: appends the batch to the segment as one tail row, or seals
+// tail and batch together. Returns whether it sealed; `seg` is the state after the commit.
+Result<bool> SampleWriter::write_batch(const SeriesMap& batch, std::optional<Segment>& seg) {
+  if (seg) {
+    // Another writer's first flush seals every segment: ours is then gone, start another.
+    auto st = db_.prepare("SELECT EXISTS (SELECT 1 FROM sample_tail WHERE id = ?)");
+    if (!st) return fail(std::move(st).error());
+    st->bind_all(seg->last_row);
+    auto row = st->step();
+    if (!row) return fail(std::move(row).error());
+    if (!*row || st->column_int64(0) == 0) seg.reset();
+  }
+  if (!seg) {
+    // Rows left by an earlier writer (a crash, a restart): their chains are complete. They are
+    // sealed on their own, so a seal never spans the time the agent was down.
+    auto left = seal_tail_locked(db_);
+    if (!left) return fail(std::move(left).error());
+  }
+  bool seal = false;
+  for (const auto& [key, points] : batch) {
+    const std::size_t before = seg ? seg->counts[key] : 0;
+    if (before + points.size() >= kSealPoints) seal = true;
+  }
+  if (seal) {
+    auto sealed = seal_tail_locked(db_, batch);
+    if (!sealed) return fail(std::move(sealed).error());
+    seg.reset();
+    return true;
+  }
+
+  if (!seg) {
+    auto next = db_.query_int64("SELECT coalesce(max(segment), 0) + 1 FROM sample_tail");
+    if (!next) return fail(std::move(next).error());
+    seg.emplace();
+    seg->id = next->value_or(1);
+  }
+  std::vector<SeriesPoints> rows;
+  TimeNs lo = std::numeric_limits<TimeNs>::max();
+  TimeNs hi = std::numeric_limits<TimeNs>::min();
+  std::int64_t count = 0;
+  for (const auto& [key, points] : batch) {
+    rows.push_back({key, points});
+    seg->counts[key] += points.size();
+    for (const Point& p : points) {
+      lo = std::min(lo, p.time);
+      hi = std::max(hi, p.time);
+    }
+    count += static_cast<std::int64_t>(points.size());
+  }
+  auto data = encode_tail_row(rows, seg->chain);
+  if (!data) return fail(std::move(data).error());
+  auto ins = db_.prepare(
+      "INSERT INTO sample_tail(segment, seq, start_ns, end_ns, count, data) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  if (!ins) return fail(std::move(ins).error());
+  ins->bind_all(seg->id, seg->next_seq, lo, hi, count).bind_blob(6, *data);
+  CARDIAC_TRY(ins->run());
+  seg->last_row = db_.last_insert_rowid();
+  ++seg->next_seq;
+  return false;
+}
+
 Status SampleWriter::flush() {
   if (batch_.empty()) return {};
-  if (!insert_) {
-    auto st = db_.prepare("INSERT INTO samples(time_ns, gpu, metric_id, value) VALUES (?,?,?,?)");
-    if (!st) return fail(std::move(st).error());
-    insert_.emplace(std::move(*st));
+  SeriesMap batch;
+  for (const auto& r : batch_) {
+    batch[SeriesKey{r.metric_id, r.gpu ? std::int64_t{*r.gpu} : kHostGpu}].push_back(
+        {r.time_ns, r.value});
   }
   auto tx = Transaction::begin(db_);
   if (!tx) return fail(std::move(tx).error());
-  for (const auto& r : batch_) {
-    insert_->bind_all(r.time_ns, r.gpu, r.metric_id, r.value);
-    auto ok = insert_->run();
-    if (!ok) return fail(ok.error().with_context("sample flush"));  // tx rolls back
-  }
+  // Work on a copy: a failed flush rolls back, and the segment must match what is committed.
+  std::optional<Segment> seg = segment_;
+  auto sealed = write_batch(batch, seg);
+  if (!sealed) return fail(sealed.error().with_context("sample flush"));  // tx rolls back
   CARDIAC_TRY(tx->commit());
+  segment_ = std::move(seg);
   batch_.clear();
+  if (*sealed) {
+    auto moved = seal_legacy_samples(db_, kLegacyRowsPerSeal);
+    if (!moved) return fail(moved.error().with_context("sealing rows of the older samples table"));
+  }
   return {};
 }
 

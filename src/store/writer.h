@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,11 +15,12 @@
 #include "core/result.h"
 #include "host/host.h"
 #include "nvml/gpu.h"
+#include "store/chunk.h"
 #include "store/db.h"
 
 namespace cardiac::store {
 
-// One pending row of `samples`.
+// One pending sample.
 struct SampleRow {
   TimeNs time_ns = 0;
   std::optional<unsigned> gpu;  // nullopt = host
@@ -41,9 +43,29 @@ struct StoredMetric {
 };
 [[nodiscard]] const std::vector<StoredMetric>& stored_metrics();
 
-// Batches rows in memory and writes them with one prepared INSERT inside one transaction per
-// flush. Rows of a failed flush stay in the batch for the next try. The Db must outlive the
-// writer. Not thread-safe (one writer thread owns it).
+namespace detail {
+// The tail rows a SampleWriter has committed since its last seal. Outside the class: a nested
+// type with default member initializers is not default-constructible (for std::optional) while
+// its enclosing class is still incomplete, which clang enforces.
+struct TailSegment {
+  std::int64_t id = 0;
+  std::int64_t next_seq = 0;
+  std::int64_t last_row = 0;
+  TailChain chain;
+  std::map<SeriesKey, std::size_t> counts;
+};
+}  // namespace detail
+
+// Batches samples in memory; each flush commits them as one bit-packed row of `sample_tail`
+// (every series of the batch) in one transaction, continuing the writer's open segment, so
+// whatever was committed survives a kill -9. When a series of the segment would reach
+// kSealPoints samples, that flush instead seals the tail and the batch into chunks (one seal)
+// and empties the tail, in the same transaction; after a seal it also moves a batch of rows of
+// the older `samples` table into chunks. The first flush of a writer seals whatever tail an
+// earlier writer left (as a seal of its own). Rows of a failed flush stay in the batch for the next
+// try. The Db must outlive the writer. Not thread-safe (one writer thread owns it); one writer per
+// store at a time (a second one's first flush seals the first one's segment, which then starts
+// another).
 class SampleWriter {
  public:
   // `max_batch`: adding past this many pending rows flushes automatically.
@@ -59,7 +81,7 @@ class SampleWriter {
   [[nodiscard]] Status append(std::string_view metric, std::optional<unsigned> gpu, TimeNs at,
                               double value);
 
-  // Writes every pending row in one transaction; a no-op when nothing is pending.
+  // Writes every pending sample in one transaction; a no-op when nothing is pending.
   [[nodiscard]] Status flush();
   [[nodiscard]] std::size_t pending() const { return batch_.size(); }
 
@@ -70,12 +92,16 @@ class SampleWriter {
   Status push(std::int64_t metric, std::optional<unsigned> gpu, TimeNs at, double value);
   Status push_gpu_fields(const nvml::GpuReading& g, TimeNs at);
 
+  using Segment = detail::TailSegment;
+  Result<bool> write_batch(const std::map<SeriesKey, std::vector<Point>>& batch,
+                           std::optional<Segment>& seg);
+
   Db& db_;
   std::size_t max_batch_;
+  std::optional<Segment> segment_;
   std::vector<SampleRow> batch_;
   std::unordered_map<std::string, std::int64_t> ids_;
   std::vector<std::optional<std::int64_t>> gpu_field_ids_;  // by position in gpu_fields.def
-  std::optional<Statement> insert_;
   std::optional<host::CpuStat> prev_cpu_;
 };
 

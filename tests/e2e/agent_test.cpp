@@ -6,6 +6,7 @@
 
 #include "src/core/tests/temp_dir.h"
 #include "store/db.h"
+#include "store/sealed.h"
 #include "tests/e2e/run_cardiac.h"
 #include "tests/e2e/support.h"
 
@@ -215,8 +216,8 @@ TEST(Agent, KillNineLosesNothingCommitted) {
   auto count = [&] {
     auto db = store::Db::open(db_path);
     if (!db) return std::int64_t{-1};
-    auto n = db->query_int64("SELECT count(*) FROM samples");
-    return n && *n ? **n : std::int64_t{-1};
+    auto n = store::count_raw_samples(*db);
+    return n ? *n : std::int64_t{-1};
   };
   ASSERT_TRUE(eventually([&] { return count() > 2000; }));
   agent.kill9();  // in the middle of sampling and batched writes

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <limits>
 #include <map>
 #include <memory>
 #include <system_error>
@@ -31,6 +32,7 @@
 #include "store/events.h"
 #include "store/query.h"
 #include "store/schema.h"
+#include "store/sealed.h"
 #include "telemetry/gpu_collector.h"
 
 namespace cardiac::doctor {
@@ -149,26 +151,30 @@ Status check_host_tree(const std::string& root) {
 // The store's raw samples since `since`, regrouped into one GpuSnapshot per sampling instant
 // so the checks read history and live samples the same way.
 Result<std::vector<nvml::GpuSnapshot>> snapshots_from_store(const store::Db& db, TimeNs since) {
-  auto st = db.prepare(
-      "SELECT s.time_ns, s.gpu, m.name, s.value FROM samples s JOIN metrics m "
-      "ON m.id = s.metric_id WHERE s.gpu IS NOT NULL AND s.time_ns >= ? "
-      "ORDER BY s.time_ns, s.gpu");
+  std::map<std::int64_t, std::string> names;
+  auto st = db.prepare("SELECT id, name FROM metrics");
   if (!st) return fail(st.error());
-  st->bind(1, since);
-  std::map<TimeNs, std::map<unsigned, nvml::GpuReading>> by_time;
   while (true) {
     auto row = st->step();
     if (!row) return fail(row.error());
     if (!*row) break;
-    TimeNs t = st->column_int64(0);
-    auto gpu = static_cast<unsigned>(st->column_int64(1));
-    std::string name = st->column_text(2);
-    double v = st->column_double(3);
-    auto& g = by_time[t][gpu];
-    g.index = gpu;
-    g.sampled_at = t;
-    if (!name.starts_with("gpu_")) continue;
-    std::string_view field = std::string_view(name).substr(4);
+    names[st->column_int64(0)] = st->column_text(1);
+  }
+  auto series = store::read_all_series(db, since, std::numeric_limits<TimeNs>::max());
+  if (!series) return fail(series.error());
+  std::map<TimeNs, std::map<unsigned, nvml::GpuReading>> by_time;
+  for (const auto& [key, points] : *series) {
+    if (key.gpu == store::kHostGpu) continue;
+    const auto gpu = static_cast<unsigned>(key.gpu);
+    const std::string& name = names[key.metric_id];
+    for (const store::Point& p : points) {
+      const TimeNs t = p.time;
+      const double v = p.value;
+      auto& g = by_time[t][gpu];
+      g.index = gpu;
+      g.sampled_at = t;
+      if (!name.starts_with("gpu_")) continue;
+      std::string_view field = std::string_view(name).substr(4);
 #define CARDIAC_GPU_FIELD(member, ...)           \
   if (field == #member) {                        \
     using T = std::decay_t<decltype(*g.member)>; \
@@ -176,6 +182,7 @@ Result<std::vector<nvml::GpuSnapshot>> snapshots_from_store(const store::Db& db,
   }
 #include "nvml/gpu_fields.def"
 #undef CARDIAC_GPU_FIELD
+    }
   }
   std::vector<nvml::GpuSnapshot> out;
   for (auto& [t, gpus] : by_time) {
@@ -221,16 +228,10 @@ std::vector<kmsg::KernelEvent> events_from_store(const std::vector<store::Event>
 // retired DBE pages over a week (DCGM's "more than one new in a week" rule).
 Result<std::vector<GpuHistory>> history_from_store(const store::Db& db, TimeNs now,
                                                    DurationNs span) {
-  auto st = db.prepare("SELECT DISTINCT gpu FROM samples WHERE gpu IS NOT NULL AND time_ns >= ?");
-  if (!st) return fail(st.error());
-  st->bind(1, now - kStoredEventsLookback);
+  auto stored = store::gpus_with_raw_samples(db, now - kStoredEventsLookback);
+  if (!stored) return fail(stored.error());
   std::vector<unsigned> gpus;
-  while (true) {
-    auto row = st->step();
-    if (!row) return fail(row.error());
-    if (!*row) break;
-    gpus.push_back(static_cast<unsigned>(st->column_int64(0)));
-  }
+  for (std::int64_t g : *stored) gpus.push_back(static_cast<unsigned>(g));
   struct Wanted {
     const char* stored;
     const char* name;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "store/retention.h"
+#include "store/sealed.h"
 #include "store/tests/support.h"
 #include "store/writer.h"
 
@@ -13,13 +14,16 @@ namespace {
 
 constexpr TimeNs kHour0 = 1'700'002'800LL * kNsPerSec;
 
-// Two hours of 1 s GPU 2 temperatures: value = minute index within the two hours.
+// Two hours of 1 s GPU 2 temperatures: value = minute index within the two hours. One flush
+// per hour: each is sealed on its own.
 void write_two_hours(Db& db) {
   SampleWriter w(db);
   for (int s = 0; s < 7200; ++s) {
     ASSERT_TRUE(w.append("gpu_temperature", 2u, kHour0 + s * kNsPerSec, s / 60));
+    if (s % 3600 == 3599) {
+      ASSERT_TRUE(w.flush());
+    }
   }
-  ASSERT_TRUE(w.flush());
 }
 
 TEST(StoreQuery, ResolutionRule) {
@@ -38,7 +42,12 @@ TEST(StoreQuery, PicksLevelByStepAndAggregates) {
   ASSERT_TRUE(roll_up(db, kHour0 + 2 * kHourNs));
   // Remove the raw rows of the first hour: a minute or hour query that still finds them
   // would have read the wrong level.
-  ASSERT_TRUE(db.exec("DELETE FROM samples WHERE time_ns < " + std::to_string(kHour0 + kHourNs)));
+  {
+    auto tx = Transaction::begin(db);
+    ASSERT_TRUE(tx);
+    EXPECT_EQ(prune_seals_locked(db, kHour0 + kHourNs).value(), 3600);
+    ASSERT_TRUE(tx->commit());
+  }
 
   auto raw = history(db, {"gpu_temperature", 2u, kHour0, kHour0 + 2 * kHourNs, 10 * kNsPerSec});
   ASSERT_TRUE(raw) << raw.error().what();

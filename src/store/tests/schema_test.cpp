@@ -16,8 +16,9 @@ TEST(StoreSchema, FreshDatabaseGetsLatestVersionAndTables) {
   TempDir dir;
   Db db = testing::open_test_store(dir);
   EXPECT_EQ(schema_version(db).value(), latest_schema_version());
-  for (const char* table : {"samples", "metrics", "rollup_1m", "rollup_1h", "events", "alerts",
-                            "alert_history", "schema_version"}) {
+  for (const char* table :
+       {"samples", "metrics", "rollup_1m", "rollup_1h", "events", "alerts", "alert_history",
+        "schema_version", "sample_seals", "sample_chunks", "sample_tail"}) {
     EXPECT_EQ(
         scalar(db, std::string("SELECT count(*) FROM sqlite_schema WHERE name = '") + table + "'"),
         1)

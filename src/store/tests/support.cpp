@@ -7,7 +7,11 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <limits>
+#include <map>
+
 #include "store/schema.h"
+#include "store/sealed.h"
 
 namespace cardiac::store::testing {
 
@@ -56,6 +60,27 @@ nvml::GpuReading healthy_gpu(unsigned index) {
   g.pcie_width_current = 16;
   g.pcie_replay_counter = 0;
   return g;
+}
+
+std::vector<RawRow> raw_rows(const Db& db) {
+  std::map<std::int64_t, std::string> names;
+  auto st = db.prepare("SELECT id, name FROM metrics");
+  EXPECT_TRUE(st);
+  while (st && st->step().value_or(false)) names[st->column_int64(0)] = st->column_text(1);
+  auto all =
+      read_all_series(db, std::numeric_limits<TimeNs>::min(), std::numeric_limits<TimeNs>::max());
+  if (!all) {
+    ADD_FAILURE() << all.error().what();
+    return {};
+  }
+  std::vector<RawRow> out;
+  for (const auto& [key, points] : *all) {
+    for (const Point& p : points) {
+      out.push_back({p.time, key.gpu == kHostGpu ? std::nullopt : std::optional(key.gpu),
+                     names[key.metric_id], p.value});
+    }
+  }
+  return out;
 }
 
 std::int64_t scalar(const Db& db, const std::string& sql) {

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/tests/temp_dir.h"
 #include "nvml/gpu.h"
@@ -20,6 +22,16 @@ Db open_test_store(const TempDir& dir, const std::string& name = "cardiac.db");
 // A healthy H100-like reading with most fields present and a few absent (fan, memory
 // temperature, retired pages), as NVML reports them on an SXM part.
 nvml::GpuReading healthy_gpu(unsigned index);
+
+// One raw sample as the tests look at it, wherever the store keeps it.
+struct RawRow {
+  TimeNs time = 0;
+  std::optional<std::int64_t> gpu;  // nullopt = host
+  std::string metric;
+  double value = 0;
+};
+// Every raw sample (legacy rows, chunks, tail) through read_all_series(); fails the test on error.
+std::vector<RawRow> raw_rows(const Db& db);
 
 // count(*) of a table or any scalar query.
 std::int64_t scalar(const Db& db, const std::string& sql);

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 #include "store/schema.h"
 #include "store/tests/support.h"
 
@@ -42,14 +45,23 @@ host::HostSnapshot host_at(std::uint64_t busy_ticks, std::uint64_t idle_ticks) {
 }
 
 double value_of(const Db& db, const std::string& metric, std::optional<unsigned> gpu) {
-  auto st = db.prepare(
-      "SELECT value FROM samples JOIN metrics ON metrics.id = metric_id "
-      "WHERE name = ? AND gpu IS ?");
-  EXPECT_TRUE(st);
-  st->bind_all(metric, gpu);
-  auto row = st->step();
-  EXPECT_TRUE(row && *row) << metric;
-  return st->column_double(0);
+  for (const auto& r : testing::raw_rows(db)) {
+    if (r.metric == metric && r.gpu == (gpu ? std::optional<std::int64_t>(*gpu) : std::nullopt)) {
+      return r.value;
+    }
+  }
+  ADD_FAILURE() << "no sample of " << metric;
+  return -1;
+}
+
+// Raw samples matching `pred`, wherever they are stored.
+template <class Pred>
+std::int64_t count_rows(const Db& db, Pred pred) {
+  const auto rows = testing::raw_rows(db);
+  return std::count_if(rows.begin(), rows.end(), pred);
+}
+std::int64_t count_rows(const Db& db) {
+  return count_rows(db, [](const testing::RawRow&) { return true; });
 }
 
 TEST(StoreWriter, EightGpuSnapshotRoundTrip) {
@@ -61,17 +73,21 @@ TEST(StoreWriter, EightGpuSnapshotRoundTrip) {
   ASSERT_TRUE(w.flush());
   EXPECT_EQ(w.pending(), 0u);
 
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples WHERE gpu IS NOT NULL"),
+  EXPECT_EQ(count_rows(db, [](const auto& r) { return r.gpu.has_value(); }),
             8 * kPresentFieldsPerGpu);
-  EXPECT_EQ(scalar(db, "SELECT count(DISTINCT gpu) FROM samples"), 8);
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples WHERE gpu = 5"), kPresentFieldsPerGpu);
+  std::set<std::int64_t> gpus;
+  for (const auto& r : testing::raw_rows(db)) {
+    if (r.gpu) gpus.insert(*r.gpu);
+  }
+  EXPECT_EQ(gpus.size(), 8u);
+  EXPECT_EQ(count_rows(db, [](const auto& r) { return r.gpu == 5; }), kPresentFieldsPerGpu);
   EXPECT_DOUBLE_EQ(value_of(db, "gpu_temperature", 3u), 63);
   EXPECT_DOUBLE_EQ(value_of(db, "gpu_mig_mode", 0u), 0);  // false is a value, not absent
   EXPECT_DOUBLE_EQ(value_of(db, "gpu_memory_total", 7u), 85'520'809'984.0);
   // Absent fields leave no row, not a zero.
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM metrics WHERE name = 'gpu_fan_speed'"), 0);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM metrics WHERE name = 'gpu_retired_pages_sbe'"), 0);
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples WHERE time_ns != " + std::to_string(kT0)), 0);
+  EXPECT_EQ(count_rows(db, [](const auto& r) { return r.time != kT0; }), 0);
   EXPECT_DOUBLE_EQ(value_of(db, std::string(kHostMemAvailable), std::nullopt), 600);
   EXPECT_DOUBLE_EQ(value_of(db, std::string(kHostSwapUsed), std::nullopt), 60);
   EXPECT_DOUBLE_EQ(value_of(db, std::string(kHostLoad1), std::nullopt), 2.5);
@@ -103,11 +119,11 @@ TEST(StoreWriter, BatchIsWrittenOnlyOnFlush) {
   Db db = testing::open_test_store(dir);
   SampleWriter w(db, 1000);
   for (int i = 0; i < 10; ++i) ASSERT_TRUE(w.append("m", 0u, kT0 + i, i));
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples"), 0);
+  EXPECT_EQ(count_rows(db), 0);
   ASSERT_TRUE(w.flush());
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples"), 10);
+  EXPECT_EQ(count_rows(db), 10);
   ASSERT_TRUE(w.flush());  // nothing pending: no-op
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples"), 10);
+  EXPECT_EQ(count_rows(db), 10);
 }
 
 TEST(StoreWriter, FullBatchFlushesItself) {
@@ -115,9 +131,9 @@ TEST(StoreWriter, FullBatchFlushesItself) {
   Db db = testing::open_test_store(dir);
   SampleWriter w(db, 4);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(w.append("m", 0u, kT0 + i, i));
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples"), 0);
+  EXPECT_EQ(count_rows(db), 0);
   ASSERT_TRUE(w.append("m", 0u, kT0 + 3, 3));
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples"), 4);
+  EXPECT_EQ(count_rows(db), 4);
   EXPECT_EQ(w.pending(), 0u);
 }
 
@@ -132,9 +148,8 @@ TEST(StoreWriter, SecondConnectionSeesCommittedRowsOnly) {
   // As if the agent had died here: a new connection (another process) reads the file.
   auto reader = open_store(dir.file("cardiac.db"));
   ASSERT_TRUE(reader) << reader.error().what();
-  EXPECT_EQ(scalar(*reader, "SELECT count(*) FROM samples"), 8 * kPresentFieldsPerGpu);
-  EXPECT_EQ(scalar(*reader, "SELECT count(*) FROM samples WHERE time_ns > " + std::to_string(kT0)),
-            0);
+  EXPECT_EQ(count_rows(*reader), 8 * kPresentFieldsPerGpu);
+  EXPECT_EQ(count_rows(*reader, [](const auto& r) { return r.time > kT0; }), 0);
   auto ok = reader->query_text("PRAGMA integrity_check");
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->value_or(""), "ok");
@@ -150,9 +165,10 @@ TEST(StoreWriter, TenThousandRowsInOneFlush) {
     sum += i;
   }
   ASSERT_TRUE(w.flush());
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples"), 10'000);
-  EXPECT_EQ(scalar(db, "SELECT CAST(sum(value) AS INTEGER) FROM samples"),
-            static_cast<std::int64_t>(sum));
+  EXPECT_EQ(count_rows(db), 10'000);
+  double stored = 0;
+  for (const auto& r : testing::raw_rows(db)) stored += r.value;
+  EXPECT_EQ(stored, sum);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM metrics"), 2);
   EXPECT_EQ(db.query_text("PRAGMA integrity_check").value().value_or(""), "ok");
 }

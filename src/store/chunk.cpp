@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: Apache-2.0
+// Bit writer/reader and the three encodings: time columns, chunks and tail rows.
+#include "store/chunk.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+
+namespace cardiac::store {
+namespace {
+
+// The first byte of every blob says what it is, so a blob handed to the wrong decoder (or a
+// later format) is refused instead of misread.
+constexpr std::uint8_t kTimesFormat = 0x01;
+constexpr std::uint8_t kChunkFormat = 0x02;
+constexpr std::uint8_t kTailFormat = 0x03;
+
+// Tail row flag: the series list is the previous row's.
+constexpr std::uint64_t kSameList = 1;
+
+class BitWriter {
+ public:
+  explicit BitWriter(std::string& out) : out_(out) {}
+  // Appends the low `n` bits of `v` (n <= 64), most significant first.
+  void put(std::uint64_t v, int n) {
+    while (n > 0) {
+      const int room = 8 - used_;
+      const int take = std::min(room, n);
+      const auto chunk = static_cast<std::uint8_t>((v >> (n - take)) & ((1u << take) - 1));
+      if (used_ == 0) out_.push_back('\0');
+      out_.back() = static_cast<char>(static_cast<std::uint8_t>(out_.back()) |
+                                      static_cast<std::uint8_t>(chunk << (room - take)));
+      used_ = (used_ + take) % 8;
+      n -= take;
+    }
+  }
+  void bit(bool b) { put(b ? 1 : 0, 1); }
+
+ private:
+  std::string& out_;
+  int used_ = 0;  // bits used in out_.back(); 0 = start a new byte
+};
+
+class BitReader {
+ public:
+  explicit BitReader(std::string_view data) : data_(data) {}
+  // Reads `n` bits (n <= 64); false when the data ends first.
+  bool get(int n, std::uint64_t& v) {
+    if (n > 56) {
+      std::uint64_t hi = 0;
+      std::uint64_t lo = 0;
+      if (!get(n - 32, hi) || !get(32, lo)) return false;
+      v = (hi << 32) | lo;
+      return true;
+    }
+    refill(n);
+    if (avail_ < n) return false;
+    v = n == 0 ? 0 : (buf_ >> (avail_ - n)) & (~std::uint64_t{0} >> (64 - n));
+    avail_ -= n;
+    return true;
+  }
+  bool bit(bool& b) {
+    std::uint64_t v = 0;
+    if (!get(1, v)) return false;
+    b = v != 0;
+    return true;
+  }
+  // The next `n` bits (1 <= n <= 56) without consuming them; bits past the end read as 0, so a
+  // prefix can be matched in one step and then consumed with skip(), which checks the length.
+  std::uint64_t peek(int n) {
+    refill(n);
+    const std::uint64_t mask = ~std::uint64_t{0} >> (64 - n);
+    return (avail_ >= n ? buf_ >> (avail_ - n) : buf_ << (n - avail_)) & mask;
+  }
+  bool skip(int n) {
+    (void)peek(n);  // refills
+    if (avail_ < n) return false;
+    avail_ -= n;
+    return true;
+  }
+  // Whole bytes go into a 64-bit buffer whose low `avail_` bits are unread: at least `n` when
+  // the data has them (n <= 56). Eight bytes at a time while they last, one at a time at the end.
+  void refill(int n) {
+    if (avail_ >= n) return;
+    if (data_.size() - pos_ >= 8) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, data_.data() + pos_, sizeof word);
+      if constexpr (std::endian::native == std::endian::little) word = __builtin_bswap64(word);
+      const int take = (63 - avail_) / 8;  // whole bytes that fit: 1..7
+      buf_ = (buf_ << (take * 8)) | (word >> (64 - take * 8));
+      pos_ += static_cast<std::size_t>(take);
+      avail_ += take * 8;
+      return;
+    }
+    while (avail_ < n && pos_ < data_.size()) {
+      buf_ = (buf_ << 8) | static_cast<std::uint8_t>(data_[pos_++]);
+      avail_ += 8;
+    }
+  }
+  [[nodiscard]] std::uint64_t bits_left() const {
+    return (data_.size() - pos_) * 8 + static_cast<std::uint64_t>(avail_);
+  }
+
+ private:
+  std::string_view data_;
+  std::size_t pos_ = 0;
+  std::uint64_t buf_ = 0;
+  int avail_ = 0;
+};
+
+void put_varint(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+bool get_varint(std::string_view& in, std::uint64_t& v) {
+  v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (in.empty()) return false;
+    const auto b = static_cast<std::uint8_t>(in.front());
+    in.remove_prefix(1);
+    v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+constexpr std::uint64_t zigzag(std::int64_t v) {
+  return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+}
+constexpr std::int64_t unzigzag(std::uint64_t z) {
+  return static_cast<std::int64_t>((z >> 1) ^ (~(z & 1) + 1));
+}
+
+Error corrupt(std::string_view what) {
+  return Error::parse(std::string("corrupt sample blob: ") + std::string(what));
+}
+
+// Delta of deltas, in wrapping 64-bit arithmetic so any jump is exact. Buckets sized for
+// nanosecond clocks: a regular interval is 1 bit; jitter of up to ±8 µs, ±8 ms, ±8.6 s, else 64.
+struct DodBucket {
+  std::uint64_t prefix;
+  int prefix_bits;
+  int value_bits;
+};
+constexpr DodBucket kDodBuckets[] = {{0b10, 2, 14}, {0b110, 3, 24}, {0b1110, 4, 35}};
+
+void put_dod(BitWriter& w, std::uint64_t z) {
+  if (z == 0) return w.bit(false);
+  for (const auto& b : kDodBuckets) {
+    if (z < (std::uint64_t{1} << b.value_bits)) {
+      w.put(b.prefix, b.prefix_bits);
+      return w.put(z, b.value_bits);
+    }
+  }
+  w.put(0b1111, 4);
+  w.put(z, 64);
+}
+
+bool get_dod(BitReader& r, std::uint64_t& z) {
+  z = 0;
+  const std::uint64_t prefix = r.peek(4);
+  if ((prefix & 0b1000) == 0) return r.skip(1);
+  int ones = 1;
+  while (ones < 4 && (prefix & (0b1000u >> ones)) != 0) ++ones;
+  if (!r.skip(ones == 4 ? 4 : ones + 1)) return false;
+  return r.get(ones == 4 ? 64 : kDodBuckets[ones - 1].value_bits, z);
+}
+
+// Gorilla's value encoding: '0' same value; '10' + the meaningful bits inside the previous
+// window; '11' + 5 bits leading zeros + 6 bits length - 1 + the meaningful bits.
+void put_value(BitWriter& w, XorState& s, double value) {
+  const auto bits = std::bit_cast<std::uint64_t>(value);
+  if (!s.started) {
+    w.put(bits, 64);
+    s = XorState{bits, -1, 0, true};
+    return;
+  }
+  const std::uint64_t x = bits ^ s.prev;
+  s.prev = bits;
+  if (x == 0) return w.bit(false);
+  w.bit(true);
+  const int lead = std::min(std::countl_zero(x), 31);
+  const int trail = std::countr_zero(x);
+  if (s.lead >= 0 && lead >= s.lead && trail >= s.trail) {
+    w.bit(false);
+    return w.put(x >> s.trail, 64 - s.lead - s.trail);
+  }
+  const int len = 64 - lead - trail;
+  w.bit(true);
+  w.put(static_cast<std::uint64_t>(lead), 5);
+  w.put(static_cast<std::uint64_t>(len - 1), 6);
+  w.put(x >> trail, len);
+  s.lead = lead;
+  s.trail = trail;
+}
+
+bool get_value(BitReader& r, XorState& s, double& value) {
+  if (!s.started) {
+    std::uint64_t bits = 0;
+    if (!r.get(64, bits)) return false;
+    s = XorState{bits, -1, 0, true};
+    value = std::bit_cast<double>(bits);
+    return true;
+  }
+  const std::uint64_t control = r.peek(2);
+  if ((control & 0b10) == 0) {
+    if (!r.skip(1)) return false;
+  } else {
+    if (!r.skip(2)) return false;
+    if (control == 0b11) {
+      std::uint64_t header = 0;
+      if (!r.get(11, header)) return false;
+      const std::uint64_t lead = header >> 6;
+      const std::uint64_t len = (header & 0x3f) + 1;
+      if (lead + len > 64) return false;
+      s.lead = static_cast<int>(lead);
+      s.trail = static_cast<int>(64 - lead - len);
+    } else if (s.lead < 0) {
+      return false;  // "same window" before any window
+    }
+    std::uint64_t x = 0;
+    if (!r.get(64 - s.lead - s.trail, x)) return false;
+    s.prev ^= x << s.trail;
+  }
+  value = std::bit_cast<double>(s.prev);
+  return true;
+}
+
+// A point's step from the previous point's instant index (-1 before the first): '0' the next
+// instant, '10' + 8 bits, '11' + 32 bits (0 = the same instant again).
+void put_step(BitWriter& w, std::uint64_t step) {
+  if (step == 1) return w.bit(false);
+  if (step < 256) {
+    w.put(0b10, 2);
+    return w.put(step, 8);
+  }
+  w.put(0b11, 2);
+  w.put(step, 32);
+}
+
+bool get_step(BitReader& r, std::uint64_t& step) {
+  const std::uint64_t prefix = r.peek(2);
+  if ((prefix & 0b10) == 0) {
+    step = 1;
+    return r.skip(1);
+  }
+  if (!r.skip(2)) return false;
+  return r.get(prefix == 0b11 ? 32 : 8, step);
+}
+
+void encode_times_into(std::string& out, std::span<const TimeNs> times) {
+  out.push_back(static_cast<char>(kTimesFormat));
+  put_varint(out, times.size());
+  BitWriter w(out);
+  std::uint64_t prev = 0;
+  std::uint64_t prev_delta = 0;
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    const auto t = static_cast<std::uint64_t>(times[i]);
+    if (i == 0) {
+      w.put(t, 64);
+    } else {
+      const std::uint64_t delta = t - prev;
+      put_dod(w, zigzag(static_cast<std::int64_t>(delta - prev_delta)));
+      prev_delta = delta;
+    }
+    prev = t;
+  }
+}
+
+// Encodes the points (sorted by time) of one series: instant steps into `times` and values.
+Status put_points(BitWriter& w, std::span<const Point> points, std::span<const TimeNs> times,
+                  XorState& state) {
+  std::int64_t prev_index = -1;
+  for (const Point& p : points) {
+    auto it = std::lower_bound(times.begin(), times.end(), p.time);
+    if (it == times.end() || *it != p.time) {
+      return fail(Error::invalid("a point's time is not in the chunk's time column"));
+    }
+    const std::int64_t index = it - times.begin();
+    put_step(w, static_cast<std::uint64_t>(index - prev_index));
+    prev_index = index;
+    put_value(w, state, p.value);
+  }
+  return {};
+}
+
+Status get_points(BitReader& r, std::uint64_t count, std::span<const TimeNs> times, XorState& state,
+                  std::vector<Point>& out) {
+  std::uint64_t index = std::numeric_limits<std::uint64_t>::max();  // -1
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::uint64_t step = 0;
+    if (!get_step(r, step)) return fail(corrupt("truncated point"));
+    index += step;
+    if (index >= times.size()) return fail(corrupt("point outside its time column"));
+    Point p{times[index], 0};
+    if (!get_value(r, state, p.value)) return fail(corrupt("truncated value"));
+    out.push_back(p);
+  }
+  return {};
+}
+
+std::vector<Point> sorted_by_time(std::span<const Point> points) {
+  std::vector<Point> v(points.begin(), points.end());
+  std::stable_sort(v.begin(), v.end(),
+                   [](const Point& a, const Point& b) { return a.time < b.time; });
+  return v;
+}
+
+}  // namespace
+
+std::string encode_times(std::span<const TimeNs> times) {
+  std::string out;
+  encode_times_into(out, times);
+  return out;
+}
+
+Result<std::vector<TimeNs>> decode_times(std::string_view data) {
+  if (data.empty() || static_cast<std::uint8_t>(data.front()) != kTimesFormat) {
+    return fail(corrupt("not a time column"));
+  }
+  data.remove_prefix(1);
+  std::uint64_t count = 0;
+  if (!get_varint(data, count)) return fail(corrupt("truncated time column header"));
+  BitReader r(data);
+  // Every instant takes at least one bit (the first 64): a count beyond that is corrupt, and
+  // checking it first keeps a damaged header from allocating gigabytes.
+  if (count > r.bits_left()) return fail(corrupt("time column count exceeds its data"));
+  std::vector<TimeNs> out;
+  out.reserve(count);
+  std::uint64_t prev = 0;
+  std::uint64_t prev_delta = 0;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::uint64_t t = 0;
+    if (i == 0) {
+      if (!r.get(64, t)) return fail(corrupt("truncated time column"));
+    } else {
+      std::uint64_t z = 0;
+      if (!get_dod(r, z)) return fail(corrupt("truncated time column"));
+      prev_delta += static_cast<std::uint64_t>(unzigzag(z));
+      t = prev + prev_delta;
+      if (static_cast<TimeNs>(t) <= static_cast<TimeNs>(prev)) {
+        return fail(corrupt("time column not ascending"));
+      }
+    }
+    out.push_back(static_cast<TimeNs>(t));
+    prev = t;
+  }
+  return out;
+}
+
+Result<std::string> encode_chunk(std::span<const Point> points, std::span<const TimeNs> times) {
+  std::string out;
+  out.push_back(static_cast<char>(kChunkFormat));
+  put_varint(out, points.size());
+  BitWriter w(out);
+  XorState state;
+  CARDIAC_TRY(put_points(w, sorted_by_time(points), times, state));
+  return out;
+}
+
+Result<std::vector<Point>> decode_chunk(std::string_view data, std::span<const TimeNs> times) {
+  if (data.empty() || static_cast<std::uint8_t>(data.front()) != kChunkFormat) {
+    return fail(corrupt("not a chunk"));
+  }
+  data.remove_prefix(1);
+  std::uint64_t count = 0;
+  if (!get_varint(data, count)) return fail(corrupt("truncated chunk header"));
+  BitReader r(data);
+  if (count > r.bits_left() / 2) return fail(corrupt("chunk count exceeds its data"));
+  std::vector<Point> out;
+  out.reserve(count);
+  XorState state;
+  CARDIAC_TRY(get_points(r, count, times, state, out));
+  return out;
+}
+
+// Layout: format byte; varint flags; varint length + the row's time column; unless kSameList,
+// varint series count and per series varint metric id + zigzag varint gpu; then one bit stream
+// with, per series of the list: '0' one point at every instant of the row, or '1' + 32-bit
+// count + the points' instant steps; then the values, continuing each series' XorState.
+Result<std::string> encode_tail_row(std::span<const SeriesPoints> batch, TailChain& chain) {
+  std::vector<TimeNs> times;
+  std::vector<SeriesPoints> sorted;
+  sorted.reserve(batch.size());
+  for (const auto& s : batch) {
+    sorted.push_back({s.key, sorted_by_time(s.points)});
+    for (const Point& p : s.points) times.push_back(p.time);
+  }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  std::sort(sorted.begin(), sorted.end(),
+            [](const SeriesPoints& a, const SeriesPoints& b) { return a.key < b.key; });
+
+  std::vector<SeriesKey> list;
+  for (const auto& s : sorted) list.push_back(s.key);
+  const bool same_list = !chain.last_list.empty() && list == chain.last_list;
+
+  std::string out;
+  out.push_back(static_cast<char>(kTailFormat));
+  put_varint(out, same_list ? kSameList : 0);
+  std::string column;
+  encode_times_into(column, times);
+  put_varint(out, column.size());
+  out += column;
+  if (!same_list) {
+    put_varint(out, list.size());
+    for (const auto& k : list) {
+      put_varint(out, static_cast<std::uint64_t>(k.metric_id));
+      put_varint(out, zigzag(k.gpu));
+    }
+  }
+  TailChain next = chain;
+  BitWriter w(out);
+  for (const auto& s : sorted) {
+    const bool every_instant = s.points.size() == times.size();
+    w.bit(!every_instant);
+    if (!every_instant) w.put(s.points.size(), 32);
+    CARDIAC_TRY(put_points(w, s.points, times, next.values[s.key]));
+  }
+  next.last_list = std::move(list);
+  chain = std::move(next);
+  return out;
+}
+
+Result<std::vector<SeriesPoints>> decode_tail_row(std::string_view data, TailChain& chain) {
+  if (data.empty() || static_cast<std::uint8_t>(data.front()) != kTailFormat) {
+    return fail(corrupt("not a tail row"));
+  }
+  data.remove_prefix(1);
+  std::uint64_t flags = 0;
+  std::uint64_t column_size = 0;
+  if (!get_varint(data, flags) || !get_varint(data, column_size) || column_size > data.size()) {
+    return fail(corrupt("truncated tail row header"));
+  }
+  auto times = decode_times(data.substr(0, column_size));
+  if (!times) return fail(std::move(times).error());
+  data.remove_prefix(column_size);
+  if ((flags & kSameList) != 0) {
+    if (chain.last_list.empty()) return fail(corrupt("tail row continues an unknown row"));
+  } else {
+    std::uint64_t n = 0;
+    if (!get_varint(data, n) || n > data.size()) return fail(corrupt("truncated series list"));
+    chain.last_list.clear();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      std::uint64_t metric = 0;
+      std::uint64_t gpu = 0;
+      if (!get_varint(data, metric) || !get_varint(data, gpu)) {
+        return fail(corrupt("truncated series list"));
+      }
+      chain.last_list.push_back({static_cast<std::int64_t>(metric), unzigzag(gpu)});
+    }
+  }
+  std::vector<SeriesPoints> out;
+  out.reserve(chain.last_list.size());
+  BitReader r(data);
+  for (const auto& key : chain.last_list) {
+    bool partial = false;
+    if (!r.bit(partial)) return fail(corrupt("truncated tail row"));
+    std::uint64_t count = times->size();
+    if (partial && !r.get(32, count)) return fail(corrupt("truncated tail row"));
+    if (count > r.bits_left() / 2) return fail(corrupt("tail row count exceeds its data"));
+    SeriesPoints s{key, {}};
+    s.points.reserve(count);
+    CARDIAC_TRY(get_points(r, count, *times, chain.values[key], s.points));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace cardiac::store

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reading, sealing and pruning raw samples across chunks, the tail and legacy rows.
+#include "store/sealed.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "core/format.h"
+#include "store/retention.h"
+#include "store/schema.h"
+
+namespace cardiac::store {
+namespace {
+
+constexpr TimeNs kAllTime = std::numeric_limits<TimeNs>::max();
+
+std::optional<std::int64_t> legacy_gpu(const SeriesKey& key) {
+  if (key.gpu == kHostGpu) return std::nullopt;
+  return key.gpu;
+}
+
+void keep_range(const std::vector<Point>& points, TimeNs from, TimeNs to, std::vector<Point>& out) {
+  for (const Point& p : points) {
+    if (p.time >= from && p.time < to) out.push_back(p);
+  }
+}
+
+// Decodes the tail: rows in id order, each segment's chain on its own. `only` limits the output
+// to one series (the rows are decoded in full either way: each continues the previous one).
+Status read_tail(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, SeriesMap& out) {
+  auto st = db.prepare("SELECT id, segment, seq, data FROM sample_tail ORDER BY id");
+  if (!st) return fail(std::move(st).error());
+  struct Segment {
+    TailChain chain;
+    std::int64_t next_seq = 0;
+  };
+  std::map<std::int64_t, Segment> segments;
+  for (;;) {
+    auto row = st->step();
+    if (!row) return fail(std::move(row).error());
+    if (!*row) break;
+    const std::int64_t id = st->column_int64(0);
+    Segment& seg = segments[st->column_int64(1)];
+    if (st->column_int64(2) != seg.next_seq) {
+      return fail(Error::parse(fmt::format("sample_tail row {} does not follow its segment", id),
+                               db.path()));
+    }
+    ++seg.next_seq;
+    auto series = decode_tail_row(st->column_blob(3), seg.chain);
+    if (!series) {
+      return fail(
+          series.error().with_context(fmt::format("{}: sample_tail row {}", db.path(), id)));
+    }
+    for (const auto& s : *series) {
+      if (only != nullptr && s.key != *only) continue;
+      keep_range(s.points, from, to, out[s.key]);
+    }
+  }
+  return {};
+}
+
+bool earlier(const Point& a, const Point& b) {
+  return a.time < b.time;
+}
+
+// Sorts by time, keeping the order of equal times. Chunks come in seal order and the tail
+// after them, so the points are usually sorted already: check that first (linear).
+void sort_points(std::vector<Point>& points) {
+  if (std::is_sorted(points.begin(), points.end(), earlier)) return;
+  std::stable_sort(points.begin(), points.end(), earlier);
+}
+
+void sort_series(SeriesMap& m) {
+  for (auto& [key, points] : m) sort_points(points);
+}
+
+// The chunks of seals overlapping [from, to), of one series or all. The seals are the outer
+// loop (CROSS JOIN fixes the order), each one a seek on sample_chunks_by_seal.
+Status read_chunks(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, SeriesMap& out) {
+  std::string sql =
+      "SELECT s.id, s.times, c.metric_id, c.gpu, c.data FROM sample_seals AS s "
+      "CROSS JOIN sample_chunks AS c ON c.seal_id = s.id ";
+  sql += only != nullptr ? "AND c.metric_id = ?3 AND c.gpu = ?4 " : "";
+  sql +=
+      "WHERE s.end_ns >= ?1 AND s.start_ns < ?2 AND c.end_ns >= ?1 AND c.start_ns < ?2 "
+      "ORDER BY s.id";
+  auto st = db.prepare(sql);
+  if (!st) return fail(std::move(st).error());
+  st->bind(1, from).bind(2, to);
+  if (only != nullptr) st->bind(3, only->metric_id).bind(4, only->gpu);
+  std::int64_t times_of = -1;
+  std::vector<TimeNs> times;
+  for (;;) {
+    auto row = st->step();
+    if (!row) return fail(std::move(row).error());
+    if (!*row) break;
+    const std::int64_t seal = st->column_int64(0);
+    if (seal != times_of) {
+      auto decoded = decode_times(st->column_blob(1));
+      if (!decoded) {
+        return fail(decoded.error().with_context(fmt::format("{}: seal {}", db.path(), seal)));
+      }
+      times = std::move(*decoded);
+      times_of = seal;
+    }
+    const SeriesKey key{st->column_int64(2), st->column_int64(3)};
+    auto points = decode_chunk(st->column_blob(4), times);
+    if (!points) {
+      return fail(points.error().with_context(fmt::format(
+          "{}: chunk of seal {}, metric {}, gpu {}", db.path(), seal, key.metric_id, key.gpu)));
+    }
+    keep_range(*points, from, to, out[key]);
+  }
+  return {};
+}
+
+Status read_legacy(const Db& db, const SeriesKey& key, TimeNs from, TimeNs to,
+                   std::vector<Point>& out) {
+  auto st = db.prepare(
+      "SELECT time_ns, value FROM samples WHERE metric_id = ?1 AND gpu IS ?2 AND time_ns >= ?3 "
+      "AND time_ns < ?4 ORDER BY time_ns");
+  if (!st) return fail(std::move(st).error());
+  st->bind_all(key.metric_id, legacy_gpu(key), from, to);
+  for (;;) {
+    auto row = st->step();
+    if (!row) return fail(std::move(row).error());
+    if (!*row) break;
+    out.push_back({st->column_int64(0), st->column_double(1)});
+  }
+  return {};
+}
+
+Result<bool> legacy_is_empty(const Db& db) {
+  auto any = db.query_int64("SELECT EXISTS (SELECT 1 FROM samples)");
+  if (!any) return fail(std::move(any).error());
+  return any->value_or(0) == 0;
+}
+
+// One seal of `series`: the time column of every instant, then a chunk per series.
+Result<std::int64_t> write_seal(Db& db, const SeriesMap& series) {
+  std::vector<TimeNs> times;
+  std::int64_t total = 0;
+  for (const auto& [key, points] : series) {
+    for (const Point& p : points) times.push_back(p.time);
+    total += static_cast<std::int64_t>(points.size());
+  }
+  if (total == 0) return total;
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+
+  auto next = db.query_int64("SELECT coalesce(max(id), 0) + 1 FROM sample_seals");
+  if (!next) return fail(std::move(next).error());
+  const std::int64_t seal = next->value_or(1);
+  auto ins_seal =
+      db.prepare("INSERT INTO sample_seals(id, start_ns, end_ns, times) VALUES (?1, ?2, ?3, ?4)");
+  if (!ins_seal) return fail(std::move(ins_seal).error());
+  ins_seal->bind_all(seal, times.front(), times.back()).bind_blob(4, encode_times(times));
+  CARDIAC_TRY(ins_seal->run());
+
+  auto ins = db.prepare(
+      "INSERT INTO sample_chunks(seal_id, metric_id, gpu, start_ns, end_ns, count, data) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  if (!ins) return fail(std::move(ins).error());
+  for (const auto& [key, points] : series) {
+    if (points.empty()) continue;
+    auto data = encode_chunk(points, times);
+    if (!data) return fail(std::move(data).error());
+    const auto [lo, hi] =
+        std::minmax_element(points.begin(), points.end(),
+                            [](const Point& a, const Point& b) { return a.time < b.time; });
+    ins->bind_all(seal, key.metric_id, key.gpu, lo->time, hi->time,
+                  static_cast<std::int64_t>(points.size()));
+    ins->bind_blob(7, *data);
+    CARDIAC_TRY(ins->run());
+    ins->reset();
+  }
+  return total;
+}
+
+}  // namespace
+
+Result<std::vector<Point>> read_series(const Db& db, SeriesKey key, TimeNs from, TimeNs to) {
+  std::vector<Point> out;
+  if (from >= to) return out;
+  CARDIAC_TRY(read_legacy(db, key, from, to, out));
+  SeriesMap m;
+  CARDIAC_TRY(read_chunks(db, &key, from, to, m));
+  CARDIAC_TRY(read_tail(db, &key, from, to, m));
+  if (auto it = m.find(key); it != m.end()) {
+    if (out.empty()) {
+      out = std::move(it->second);
+    } else {
+      out.insert(out.end(), it->second.begin(), it->second.end());
+    }
+  }
+  sort_points(out);
+  return out;
+}
+
+Result<SeriesMap> read_all_series(const Db& db, TimeNs from, TimeNs to) {
+  SeriesMap out;
+  if (from >= to) return out;
+  auto empty = legacy_is_empty(db);
+  if (!empty) return fail(std::move(empty).error());
+  if (!*empty) {
+    auto series = list_series(db, "samples");
+    if (!series) return fail(std::move(series).error());
+    for (const auto& s : *series) {
+      const SeriesKey key{s.metric_id, s.gpu.value_or(kHostGpu)};
+      CARDIAC_TRY(read_legacy(db, key, from, to, out[key]));
+    }
+  }
+  CARDIAC_TRY(read_chunks(db, nullptr, from, to, out));
+  CARDIAC_TRY(read_tail(db, nullptr, from, to, out));
+  std::erase_if(out, [](const auto& kv) { return kv.second.empty(); });
+  sort_series(out);
+  return out;
+}
+
+Result<bool> has_raw_series(const Db& db, SeriesKey key) {
+  auto st = db.prepare(
+      "SELECT EXISTS (SELECT 1 FROM samples WHERE metric_id = ?1 AND gpu IS ?3) "
+      "OR EXISTS (SELECT 1 FROM sample_seals AS s CROSS JOIN sample_chunks AS c "
+      "ON c.seal_id = s.id AND c.metric_id = ?1 AND c.gpu = ?2)");
+  if (!st) return fail(std::move(st).error());
+  st->bind_all(key.metric_id, key.gpu, legacy_gpu(key));
+  auto row = st->step();
+  if (!row) return fail(std::move(row).error());
+  if (*row && st->column_int64(0) != 0) return true;
+  SeriesMap m;
+  CARDIAC_TRY(read_tail(db, &key, std::numeric_limits<TimeNs>::min(), kAllTime, m));
+  return !m.empty() && !m.begin()->second.empty();
+}
+
+Result<std::vector<std::int64_t>> gpus_with_raw_samples(const Db& db, TimeNs since) {
+  auto st = db.prepare(
+      "SELECT gpu FROM samples WHERE gpu IS NOT NULL AND time_ns >= ?1 "
+      "UNION SELECT c.gpu FROM sample_seals AS s CROSS JOIN sample_chunks AS c "
+      "ON c.seal_id = s.id WHERE s.end_ns >= ?1 AND c.end_ns >= ?1 AND c.gpu != ?2");
+  if (!st) return fail(std::move(st).error());
+  st->bind_all(since, kHostGpu);
+  std::set<std::int64_t> gpus;
+  for (;;) {
+    auto row = st->step();
+    if (!row) return fail(std::move(row).error());
+    if (!*row) break;
+    gpus.insert(st->column_int64(0));
+  }
+  SeriesMap tail;
+  CARDIAC_TRY(read_tail(db, nullptr, since, kAllTime, tail));
+  for (const auto& [key, points] : tail) {
+    if (key.gpu != kHostGpu && !points.empty()) gpus.insert(key.gpu);
+  }
+  return std::vector<std::int64_t>(gpus.begin(), gpus.end());
+}
+
+Result<std::int64_t> count_raw_samples(const Db& db) {
+  auto n = db.query_int64(
+      "SELECT (SELECT count(*) FROM samples) + (SELECT coalesce(sum(count), 0) FROM "
+      "sample_chunks) + (SELECT coalesce(sum(count), 0) FROM sample_tail)");
+  if (!n) return fail(std::move(n).error());
+  return n->value_or(0);
+}
+
+Result<std::int64_t> seal_tail_locked(Db& db, const SeriesMap& extra) {
+  SeriesMap all = extra;
+  CARDIAC_TRY(read_tail(db, nullptr, std::numeric_limits<TimeNs>::min(), kAllTime, all));
+  auto sealed = write_seal(db, all);
+  if (!sealed) return fail(std::move(sealed).error());
+  CARDIAC_TRY(db.exec("DELETE FROM sample_tail"));
+  return sealed;
+}
+
+Result<std::int64_t> seal_tail(Db& db) {
+  auto tx = Transaction::begin(db);
+  if (!tx) return fail(std::move(tx).error());
+  auto sealed = seal_tail_locked(db);
+  if (!sealed) return fail(std::move(sealed).error());
+  CARDIAC_TRY(tx->commit());
+  return sealed;
+}
+
+Result<std::int64_t> seal_legacy_samples(Db& db, std::int64_t max_rows) {
+  auto tx = Transaction::begin(db);
+  if (!tx) return fail(std::move(tx).error());
+  auto st = db.prepare(
+      "SELECT rowid, time_ns, gpu, metric_id, value FROM samples ORDER BY rowid LIMIT ?");
+  if (!st) return fail(std::move(st).error());
+  st->bind_all(max_rows);
+  SeriesMap series;
+  std::int64_t last = 0;
+  std::int64_t rows = 0;
+  for (;;) {
+    auto row = st->step();
+    if (!row) return fail(std::move(row).error());
+    if (!*row) break;
+    last = st->column_int64(0);
+    const SeriesKey key{st->column_int64(3), st->column_opt_int64(2).value_or(kHostGpu)};
+    series[key].push_back({st->column_int64(1), st->column_double(4)});
+    ++rows;
+  }
+  if (rows == 0) return rows;
+  auto written = write_seal(db, series);
+  if (!written) return fail(std::move(written).error());
+  auto del = db.prepare("DELETE FROM samples WHERE rowid <= ?");
+  if (!del) return fail(std::move(del).error());
+  CARDIAC_TRY(del->bind_all(last).run());
+  CARDIAC_TRY(tx->commit());
+  return rows;
+}
+
+Result<std::int64_t> prune_seals_locked(Db& db, TimeNs before) {
+  auto n = db.prepare(
+      "SELECT coalesce(sum(c.count), 0) FROM sample_seals AS s CROSS JOIN sample_chunks AS c "
+      "ON c.seal_id = s.id WHERE s.end_ns < ?");
+  if (!n) return fail(std::move(n).error());
+  n->bind_all(before);
+  auto row = n->step();
+  if (!row) return fail(std::move(row).error());
+  const std::int64_t samples = *row ? n->column_int64(0) : 0;
+  n->reset();
+  if (samples == 0) return samples;
+  auto chunks = db.prepare(
+      "DELETE FROM sample_chunks WHERE seal_id IN (SELECT id FROM sample_seals WHERE end_ns < ?)");
+  if (!chunks) return fail(std::move(chunks).error());
+  CARDIAC_TRY(chunks->bind_all(before).run());
+  auto seals = db.prepare("DELETE FROM sample_seals WHERE end_ns < ?");
+  if (!seals) return fail(std::move(seals).error());
+  CARDIAC_TRY(seals->bind_all(before).run());
+  return samples;
+}
+
+}  // namespace cardiac::store

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// Where raw samples live: sealed chunks, the writer's tail, and rows of the older `samples`
+// table; reading them back per series, sealing, counting and pruning.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/result.h"
+#include "store/chunk.h"
+#include "store/db.h"
+
+namespace cardiac::store {
+
+// A writer seals its tail once one series of its open segment would reach this many samples:
+// 10 minutes at the default 1 s interval. Large enough that a chunk's first sample (16 bytes
+// in full) and its row overhead are small per sample, small enough that a query decodes at
+// most this many extra samples per series from the tail.
+inline constexpr std::size_t kSealPoints = 600;
+
+// Rows of the older `samples` table moved into chunks per call of seal_legacy_samples() by the
+// writer, after each seal of its own: bounded so one seal never stalls the sampler for long.
+inline constexpr std::int64_t kLegacyRowsPerSeal = 200'000;
+
+using SeriesMap = std::map<SeriesKey, std::vector<Point>>;
+
+// The points of `key` in [from, to) from every place raw samples live, ascending in time
+// (stable: equal times keep the order legacy rows, chunks, tail). Decodes only the chunks whose
+// seal and own range overlap the range, and the tail. A parse error names a damaged blob.
+[[nodiscard]] Result<std::vector<Point>> read_series(const Db& db, SeriesKey key, TimeNs from,
+                                                     TimeNs to);
+
+// Every series' points in [from, to), each ascending in time as read_series() gives them.
+[[nodiscard]] Result<SeriesMap> read_all_series(const Db& db, TimeNs from, TimeNs to);
+
+// Whether any raw sample of `key` is stored, at any time.
+[[nodiscard]] Result<bool> has_raw_series(const Db& db, SeriesKey key);
+
+// The GPUs (never the host) with a raw sample at or after `since`, ascending. Reads the chunk
+// rows of the seals since then (not their samples) and the tail.
+[[nodiscard]] Result<std::vector<std::int64_t>> gpus_with_raw_samples(const Db& db, TimeNs since);
+
+// Raw samples stored: legacy rows, sealed chunks and tail together.
+[[nodiscard]] Result<std::int64_t> count_raw_samples(const Db& db);
+
+// Writes every tail row plus `extra` as one seal (a time column and one chunk per series) and
+// deletes the tail rows. The caller holds the write transaction, so the move is atomic.
+// Returns the samples sealed (0 and no seal when there were none).
+[[nodiscard]] Result<std::int64_t> seal_tail_locked(Db& db, const SeriesMap& extra = {});
+
+// seal_tail_locked() in its own transaction.
+[[nodiscard]] Result<std::int64_t> seal_tail(Db& db);
+
+// Moves the oldest `max_rows` rows (by rowid) of the older `samples` table into one seal, in one
+// transaction. Returns the rows moved; 0 once the table is empty.
+[[nodiscard]] Result<std::int64_t> seal_legacy_samples(Db& db, std::int64_t max_rows);
+
+// Deletes whole seals whose last sample is before `before`, with their chunks. The caller holds
+// the write transaction. Returns the samples deleted.
+[[nodiscard]] Result<std::int64_t> prune_seals_locked(Db& db, TimeNs before);
+
+}  // namespace cardiac::store

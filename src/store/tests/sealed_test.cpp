@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests for compressed samples: the tail, sealing, reading back, and the older `samples` rows.
+#include "store/sealed.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "store/query.h"
+#include "store/retention.h"
+#include "store/schema.h"
+#include "store/tests/support.h"
+#include "store/writer.h"
+
+namespace cardiac::store {
+namespace {
+
+using testing::scalar;
+using testing::TempDir;
+
+constexpr TimeNs kHour0 = 1'700'002'800LL * kNsPerSec;
+
+struct Sample {
+  TimeNs time;
+  std::optional<unsigned> gpu;
+  std::string metric;
+  double value;
+};
+
+// Two hours at 1 s of two GPU metrics on GPUs 0 and 3 and one host metric, stamped with a
+// clock's jitter, with fractional values (so the sums' order matters) and a gap.
+std::vector<Sample> realistic_samples() {
+  std::vector<Sample> v;
+  for (int s = 0; s < 7200; ++s) {
+    if (s >= 1000 && s < 1100) continue;  // the agent was down
+    const TimeNs t = kHour0 + s * kNsPerSec + (s * 7919) % 900'000;
+    for (unsigned g : {0u, 3u}) {
+      v.push_back({t, g, "gpu_temperature", 60.0 + g + (s * 31 % 7)});
+      v.push_back({t, g, "gpu_power_usage_mw", 650'000.25 + std::sin(s * 0.01 + g) * 3000});
+    }
+    v.push_back({t, std::nullopt, "host_load1", 1.5 + (s % 13) * 0.01});
+  }
+  return v;
+}
+
+void write_through_writer(Db& db, const std::vector<Sample>& samples) {
+  SampleWriter w(db);
+  TimeNs last = samples.empty() ? 0 : samples.front().time;
+  for (const auto& s : samples) {
+    // A flush every 5 s of sample time, like the agent's default flush_interval.
+    if (s.time - last >= 5 * kNsPerSec) {
+      ASSERT_TRUE(w.flush());
+      last = s.time;
+    }
+    ASSERT_TRUE(w.append(s.metric, s.gpu, s.time, s.value));
+  }
+  ASSERT_TRUE(w.flush());
+}
+
+// The layout before migration 6: one `samples` row per reading.
+void write_legacy_rows(Db& db, const std::vector<Sample>& samples) {
+  auto tx = Transaction::begin(db);
+  ASSERT_TRUE(tx);
+  for (const auto& s : samples) {
+    ASSERT_TRUE(db.exec("INSERT OR IGNORE INTO metrics(name) VALUES ('" + s.metric + "')"));
+    auto st = db.prepare(
+        "INSERT INTO samples(time_ns, gpu, metric_id, value) "
+        "VALUES (?1, ?2, (SELECT id FROM metrics WHERE name = ?3), ?4)");
+    ASSERT_TRUE(st);
+    ASSERT_TRUE(st->bind_all(s.time, s.gpu, s.metric, s.value).run());
+  }
+  ASSERT_TRUE(tx->commit());
+}
+
+// What history() answered for raw steps before chunks: SQL's aggregates over the samples rows.
+std::vector<HistoryPoint> legacy_raw_history(const Db& db, const HistoryQuery& q) {
+  auto st = db.prepare(
+      "SELECT time_ns - (time_ns % ?1), min(value), max(value), sum(value), count(*) "
+      "FROM samples WHERE metric_id = (SELECT id FROM metrics WHERE name = ?2) AND gpu IS ?3 "
+      "AND time_ns >= ?4 AND time_ns < ?5 GROUP BY 1 ORDER BY 1");
+  EXPECT_TRUE(st);
+  st->bind_all(q.step, q.metric, q.gpu, q.since, q.until);
+  std::vector<HistoryPoint> out;
+  for (;;) {
+    auto row = st->step();
+    EXPECT_TRUE(row);
+    if (!row || !*row) break;
+    const auto n = st->column_int64(4);
+    out.push_back({st->column_int64(0), st->column_double(3) / static_cast<double>(n),
+                   st->column_double(1), st->column_double(2), n});
+  }
+  return out;
+}
+
+void expect_same_points(const std::vector<HistoryPoint>& got,
+                        const std::vector<HistoryPoint>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].time, want[i].time) << i;
+    EXPECT_EQ(got[i].avg, want[i].avg) << i;
+    EXPECT_EQ(got[i].min, want[i].min) << i;
+    EXPECT_EQ(got[i].max, want[i].max) << i;
+    EXPECT_EQ(got[i].count, want[i].count) << i;
+  }
+}
+
+std::vector<HistoryQuery> raw_queries() {
+  std::vector<HistoryQuery> qs;
+  for (const char* metric : {"gpu_temperature", "gpu_power_usage_mw"}) {
+    for (unsigned g : {0u, 3u}) {
+      for (DurationNs step : {kNsPerSec, 10 * kNsPerSec, 59 * kNsPerSec}) {
+        qs.push_back({metric, g, kHour0 - kHourNs, kHour0 + 3 * kHourNs, step});
+      }
+      qs.push_back({metric, g, kHour0 + 999 * kNsPerSec, kHour0 + 1234 * kNsPerSec, 7 * kNsPerSec});
+    }
+  }
+  qs.push_back({"host_load1", std::nullopt, kHour0, kHour0 + 2 * kHourNs, 30 * kNsPerSec});
+  return qs;
+}
+
+TEST(StoreSealed, FlushCommitsOneTailRowThatOtherConnectionsRead) {
+  TempDir dir;
+  Db db = testing::open_test_store(dir);
+  SampleWriter w(db);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(w.append("gpu_temperature", 1u, kHour0 + i * kNsPerSec, 60 + i));
+    ASSERT_TRUE(w.append("host_load1", std::nullopt, kHour0 + i * kNsPerSec, 0.5));
+  }
+  ASSERT_TRUE(w.flush());
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), 1);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_chunks"), 0);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples"), 0);
+
+  // As if the agent had been killed here: another connection reads what was committed.
+  auto reader = open_store(dir.file("cardiac.db"));
+  ASSERT_TRUE(reader);
+  EXPECT_EQ(count_raw_samples(*reader).value(), 10);
+  auto h = history(*reader, {"gpu_temperature", 1u, kHour0, kHour0 + kMinuteNs, kNsPerSec});
+  ASSERT_TRUE(h) << h.error().what();
+  ASSERT_EQ(h->points.size(), 5u);
+  EXPECT_EQ(h->points[4].avg, 64);
+  EXPECT_TRUE(has_gpu_series(*reader, "gpu_temperature", 1).value());
+  EXPECT_FALSE(has_gpu_series(*reader, "gpu_temperature", 2).value());
+}
+
+TEST(StoreSealed, WriterSealsTheTailWhenASeriesReachesTheChunkSize) {
+  TempDir dir;
+  Db db = testing::open_test_store(dir);
+  SampleWriter w(db);
+  int written = 0;
+  for (; written + 5 < static_cast<int>(kSealPoints); written += 5) {
+    for (int i = written; i < written + 5; ++i) {
+      ASSERT_TRUE(w.append("gpu_temperature", 0u, kHour0 + i * kNsPerSec, i % 9));
+    }
+    ASSERT_TRUE(w.flush());
+  }
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), written / 5);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_seals"), 0);
+  for (int i = written; i < written + 5; ++i) {
+    ASSERT_TRUE(w.append("gpu_temperature", 0u, kHour0 + i * kNsPerSec, i % 9));
+  }
+  ASSERT_TRUE(w.flush());
+  written += 5;
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), 0);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_seals"), 1);
+  EXPECT_EQ(scalar(db, "SELECT count FROM sample_chunks"), written);
+  // The next flush starts a new segment.
+  ASSERT_TRUE(w.append("gpu_temperature", 0u, kHour0 + written * kNsPerSec, 1));
+  ASSERT_TRUE(w.flush());
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), 1);
+  EXPECT_EQ(count_raw_samples(db).value(), written + 1);
+  auto points =
+      read_series(db, {scalar(db, "SELECT id FROM metrics"), 0}, kHour0, kHour0 + kHourNs);
+  ASSERT_TRUE(points);
+  ASSERT_EQ(points->size(), static_cast<std::size_t>(written + 1));
+  for (int i = 0; i < written; ++i) {
+    EXPECT_EQ((*points)[static_cast<std::size_t>(i)].value, i % 9) << i;
+  }
+}
+
+TEST(StoreSealed, NextWriterSealsWhatAnEarlierOneLeft) {
+  TempDir dir;
+  Db db = testing::open_test_store(dir);
+  {
+    SampleWriter first(db);
+    for (int i = 0; i < 20; ++i) {
+      ASSERT_TRUE(first.append("gpu_temperature", 0u, kHour0 + i * kNsPerSec, i));
+      if (i % 5 == 4) {
+        ASSERT_TRUE(first.flush());
+      }
+    }
+  }
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), 4);
+  SampleWriter second(db);
+  ASSERT_TRUE(second.append("gpu_temperature", 0u, kHour0 + 20 * kNsPerSec, 20));
+  ASSERT_TRUE(second.flush());
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), 1);  // the second writer's
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_seals"), 1);
+  EXPECT_EQ(scalar(db, "SELECT end_ns FROM sample_seals"), kHour0 + 19 * kNsPerSec);
+  auto h = history(db, {"gpu_temperature", 0u, kHour0, kHour0 + kMinuteNs, kNsPerSec});
+  ASSERT_TRUE(h);
+  ASSERT_EQ(h->points.size(), 21u);
+  for (int i = 0; i <= 20; ++i) EXPECT_EQ(h->points[static_cast<std::size_t>(i)].avg, i);
+}
+
+TEST(StoreSealed, HistoryIsWhatTheSamplesTableGave) {
+  TempDir dir;
+  Db legacy = testing::open_test_store(dir, "legacy.db");
+  Db chunked = testing::open_test_store(dir, "chunked.db");
+  const auto samples = realistic_samples();
+  write_legacy_rows(legacy, samples);
+  write_through_writer(chunked, samples);
+  EXPECT_GT(scalar(chunked, "SELECT count(*) FROM sample_seals"), 10);
+  EXPECT_GT(scalar(chunked, "SELECT count(*) FROM sample_tail"), 0);
+  EXPECT_EQ(scalar(chunked, "SELECT count(*) FROM samples"), 0);
+  EXPECT_EQ(count_raw_samples(chunked).value(), static_cast<std::int64_t>(samples.size()));
+
+  for (const auto& q : raw_queries()) {
+    SCOPED_TRACE(q.metric + " step " + std::to_string(q.step));
+    auto got = history(chunked, q);
+    ASSERT_TRUE(got) << got.error().what();
+    expect_same_points(got->points, legacy_raw_history(legacy, q));
+  }
+
+  // Minute roll-ups from chunks equal what the SQL over rows computed, digit for digit.
+  const TimeNs now = kHour0 + 3 * kHourNs;
+  ASSERT_TRUE(roll_up(chunked, now));
+  const std::string format = "printf('%d %d %d %!.17g %!.17g %!.17g %d', m, g, b, lo, a, hi, n)";
+  const auto rollup = chunked.query_text(
+      "SELECT group_concat(" + format +
+      ", ';') FROM (SELECT metric_id AS m, gpu AS g, "
+      "bucket_ns AS b, min AS lo, avg AS a, max AS hi, count AS n FROM rollup_1m "
+      "ORDER BY m, g, b)");
+  const auto from_rows = legacy.query_text(
+      "SELECT group_concat(" + format +
+      ", ';') FROM (SELECT metric_id AS m, "
+      "coalesce(gpu, -1) AS g, time_ns - (time_ns % 60000000000) AS b, min(value) AS lo, "
+      "avg(value) AS a, max(value) AS hi, count(*) AS n FROM samples GROUP BY m, g, b "
+      "ORDER BY m, g, b)");
+  ASSERT_TRUE(rollup && from_rows);
+  EXPECT_EQ(rollup->value_or(""), from_rows->value_or("-"));
+  ASSERT_TRUE(roll_up(legacy, now));
+  for (DurationNs step : {kMinuteNs, 5 * kMinuteNs, kHourNs}) {
+    HistoryQuery q{"gpu_power_usage_mw", 3u, kHour0, kHour0 + 2 * kHourNs, step};
+    auto a = history(legacy, q);
+    auto b = history(chunked, q);
+    ASSERT_TRUE(a && b);
+    expect_same_points(b->points, a->points);
+  }
+}
+
+TEST(StoreSealed, PreviousSchemaWithRowsMigratesAndKeepsItsHistory) {
+  TempDir dir;
+  const auto samples = realistic_samples();
+  std::vector<std::vector<HistoryPoint>> before;
+  {
+    // A store as the previous release left it: version 5, samples as rows.
+    Db db = testing::open_test_store(dir);
+    ASSERT_TRUE(
+        db.exec("DROP TABLE sample_chunks; DROP TABLE sample_seals; DROP TABLE sample_tail; "
+                "DELETE FROM schema_version WHERE version >= 6"));
+    ASSERT_EQ(schema_version(db).value(), 5);
+    write_legacy_rows(db, samples);
+    for (const auto& q : raw_queries()) before.push_back(legacy_raw_history(db, q));
+  }
+  Db db = testing::open_test_store(dir);
+  EXPECT_EQ(schema_version(db).value(), latest_schema_version());
+  EXPECT_EQ(count_raw_samples(db).value(), static_cast<std::int64_t>(samples.size()));
+  const auto check = [&] {
+    const auto qs = raw_queries();
+    for (std::size_t i = 0; i < qs.size(); ++i) {
+      SCOPED_TRACE(qs[i].metric + " step " + std::to_string(qs[i].step));
+      auto got = history(db, qs[i]);
+      ASSERT_TRUE(got) << got.error().what();
+      expect_same_points(got->points, before[i]);
+    }
+  };
+  check();
+
+  // Rows move into chunks a batch per seal, and read the same afterwards.
+  auto moved = seal_legacy_samples(db, 10'000);
+  ASSERT_TRUE(moved) << moved.error().what();
+  EXPECT_EQ(*moved, 10'000);
+  EXPECT_EQ(count_raw_samples(db).value(), static_cast<std::int64_t>(samples.size()));
+  check();
+  for (;;) {
+    auto more = seal_legacy_samples(db, 10'000);
+    ASSERT_TRUE(more);
+    if (*more == 0) break;
+  }
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples"), 0);
+  check();
+}
+
+TEST(StoreSealed, WritersSealMovesOlderRowsToo) {
+  TempDir dir;
+  Db db = testing::open_test_store(dir);
+  write_legacy_rows(db, {{kHour0, 0u, "gpu_temperature", 50}, {kHour0, 1u, "gpu_temperature", 51}});
+  SampleWriter w(db);
+  for (int i = 1; i <= static_cast<int>(kSealPoints); ++i) {
+    ASSERT_TRUE(w.append("gpu_temperature", 0u, kHour0 + i * kNsPerSec, 52));
+  }
+  ASSERT_TRUE(w.flush());
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples"), 0);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_seals"), 2);
+  EXPECT_EQ(count_raw_samples(db).value(), static_cast<std::int64_t>(kSealPoints) + 2);
+}
+
+TEST(StoreSealed, PruneDropsWholeSealsOnlyOnceRolledUp) {
+  TempDir dir;
+  Db db = testing::open_test_store(dir);
+  const TimeNs now = kHour0 + 10 * kDayNs;
+  {
+    SampleWriter w(db);
+    for (int i = 0; i < static_cast<int>(kSealPoints); ++i) {
+      ASSERT_TRUE(w.append("gpu_temperature", 0u, kHour0 + i * kNsPerSec, i));
+    }
+    ASSERT_TRUE(w.flush());
+  }
+  ASSERT_EQ(scalar(db, "SELECT count(*) FROM sample_seals"), 1);
+  auto early = prune(db, now);
+  ASSERT_TRUE(early);
+  EXPECT_EQ(early->raw, 0);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_chunks"), 1);
+  ASSERT_TRUE(roll_up(db, now));
+  auto pruned = prune(db, now);
+  ASSERT_TRUE(pruned);
+  EXPECT_EQ(pruned->raw, static_cast<std::int64_t>(kSealPoints));
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_chunks"), 0);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_seals"), 0);
+  EXPECT_EQ(scalar(db, "SELECT sum(count) FROM rollup_1m"), static_cast<std::int64_t>(kSealPoints));
+}
+
+TEST(StoreSealed, DamagedChunkIsAnErrorNotACrash) {
+  TempDir dir;
+  Db db = testing::open_test_store(dir);
+  write_through_writer(db, realistic_samples());
+  ASSERT_TRUE(db.exec("UPDATE sample_chunks SET data = substr(data, 1, length(data) / 2)"));
+  auto h = history(db, {"gpu_temperature", 0u, kHour0, kHour0 + kHourNs, kNsPerSec});
+  ASSERT_FALSE(h);
+  EXPECT_NE(h.error().what().find("corrupt"), std::string::npos) << h.error().what();
+}
+
+}  // namespace
+}  // namespace cardiac::store
