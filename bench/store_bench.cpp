@@ -9,9 +9,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -228,6 +230,35 @@ nvml::GpuSnapshot simulated_snapshot(const nlohmann::json& dev, unsigned gpus, s
   return snap;
 }
 
+// The same samples as OpenMetrics text, one family after another (OpenMetrics forbids
+// interleaving them), timestamps in seconds: what `promtool tsdb create-blocks-from
+// openmetrics` turns into Prometheus' own blocks (bench/store_vs_prometheus.sh).
+class OpenMetricsDump {
+ public:
+  void add(const nvml::GpuReading& g, TimeNs at) {
+#define CARDIAC_GPU_FIELD(member, ...) \
+  if (g.member) series_["gpu_" #member].emplace_back(at, static_cast<double>(*g.member));
+#include "nvml/gpu_fields.def"
+#undef CARDIAC_GPU_FIELD
+  }
+  bool write(const std::string& path) const {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (f == nullptr) return false;
+    for (const auto& [name, points] : series_) {
+      std::fprintf(f, "# TYPE cardiac_bench_%s gauge\n", name.c_str());
+      for (const auto& [at, v] : points) {
+        std::fprintf(f, "cardiac_bench_%s{gpu=\"0\"} %.17g %lld.%09lld\n", name.c_str(), v,
+                     static_cast<long long>(at / kSec), static_cast<long long>(at % kSec));
+      }
+    }
+    std::fprintf(f, "# EOF\n");
+    return std::fclose(f) == 0;
+  }
+
+ private:
+  std::map<std::string, std::vector<std::pair<TimeNs, double>>> series_;
+};
+
 // Disk cost per sample: one hour of 1 s samples of one simulated H100 (44 fields) through
 // SampleWriter::add_gpus, flushed every 5 samples (the agent's default flush_interval of 5 s),
 // the tail sealed at the end, then a truncating checkpoint. Samples only (no host rows, no
@@ -237,7 +268,11 @@ nvml::GpuSnapshot simulated_snapshot(const nlohmann::json& dev, unsigned gpus, s
 void BM_StoreBytesPerGpuDay(benchmark::State& state) {
   const auto dev = h100_device();
   const bool jitter = state.range(0) != 0;
+  // CARDIAC_BENCH_OPENMETRICS=FILE also writes the unjittered run's samples there.
+  const char* dump_path = std::getenv("CARDIAC_BENCH_OPENMETRICS");
   for (auto _ : state) {
+    std::optional<OpenMetricsDump> dump;
+    if (dump_path != nullptr && !jitter) dump.emplace();
     TempStore sealed;
     TempStore rows;
     const auto sealed_empty = sealed.bytes();
@@ -251,6 +286,7 @@ void BM_StoreBytesPerGpuDay(benchmark::State& state) {
         fields = present_fields(snap.gpus[0]);
         BENCH_CHECK(state, w.add_gpus(snap, instant(sec, jitter)));
         BENCH_CHECK(state, r.add_gpus(snap, instant(sec, jitter)));
+        if (dump) dump->add(snap.gpus[0], instant(sec, jitter));
         if (sec % 5 == 4) {
           BENCH_CHECK(state, w.flush());
           BENCH_CHECK(state, r.flush());
@@ -260,6 +296,10 @@ void BM_StoreBytesPerGpuDay(benchmark::State& state) {
       BENCH_CHECK(state, r.flush());
     }
     BENCH_CHECK(state, store::seal_tail(*sealed.db));
+    if (dump && !dump->write(dump_path)) {
+      state.SkipWithError("cannot write CARDIAC_BENCH_OPENMETRICS");
+      return;
+    }
     const double samples = 3600.0 * static_cast<double>(fields);
     const auto payload = sealed.db->query_int64(
         "SELECT (SELECT total(length(data)) FROM sample_chunks) + "
