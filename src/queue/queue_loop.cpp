@@ -239,7 +239,6 @@ void SchedulingLoop::schedule(const ClusterView& v, const MachineView& view) {
   q_.last =
       sched::schedule(v.cluster, input, usage_now(*q_.db, q_.policy, q_.options.settings, now),
                       q_.policy, now, std::vector<JobId>(finished_ok.begin(), finished_ok.end()));
-  for (const auto& [id, why] : q_.last.reasons) q_.reasons.emplace(id, why);
   for (const auto& s : q_.last.starts) {
     auto it = by_id.find(s.job);
     if (it == by_id.end() || s.placement.empty()) continue;
