@@ -64,10 +64,14 @@ void KeptOrder::recompute(const Cluster& cluster, const std::vector<Job>& pendin
                           .breakdown = b});
     fairshare_.try_emplace({j.user, j.account}, b.fairshare_factor);
   }
+  // Listed in the caller's order, which is usually by id already (the database's): then no
+  // sort is needed.
+  std::vector<unsigned> slot_of(pending.size());
+  for (unsigned k = 0; k < ranking.order.size(); ++k) slot_of[ranking.order[k]] = k;
   by_id_.clear();
-  by_id_.reserve(slots_.size());
-  for (unsigned k = 0; k < slots_.size(); ++k) by_id_.emplace_back(slots_[k].id, k);
-  std::sort(by_id_.begin(), by_id_.end());
+  by_id_.reserve(pending.size());
+  for (unsigned i = 0; i < pending.size(); ++i) by_id_.emplace_back(pending[i].id, slot_of[i]);
+  if (!std::is_sorted(by_id_.begin(), by_id_.end())) std::sort(by_id_.begin(), by_id_.end());
   scale_ = PriorityScale{};
   for (const Node& n : cluster.nodes) scale_.total_gpus += static_cast<double>(n.gpus.size());
   for (const Job& j : pending) {
