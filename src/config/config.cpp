@@ -206,6 +206,9 @@ dampening = 1.0
 half_life = "7d"
 # The age factor grows from 0 to 1 over this long, counted from when a job became eligible.
 max_age = "7d"
+# Priority and fair-share factors are recomputed this often; in between the queue keeps its
+# order (a job submitted meanwhile is placed by the last factors). 0: before every pass.
+priority_calc_period = "5m"
 # The job size factor favours small jobs instead of large ones.
 favor_small = false
 # Placement spreads jobs over nodes instead of packing them (one machine: no difference).

@@ -107,8 +107,11 @@ struct QueueSettings {
   double dampening = 1;                              // classic: FairShareDampeningFactor
   DurationNs half_life = 7 * 24 * 3600 * kNsPerSec;  // usage decay
   DurationNs max_age = 7 * 24 * 3600 * kNsPerSec;    // age factor reaches 1 here
-  bool favor_small = false;                          // job size factor favours small jobs
-  bool spread = false;                               // placement spreads instead of packing
+  // Priority and fair-share factors are recomputed this often (Slurm's PriorityCalcPeriod);
+  // between recomputations the queue keeps its order. 0: before every pass.
+  DurationNs priority_calc_period = 5 * 60 * kNsPerSec;
+  bool favor_small = false;  // job size factor favours small jobs
+  bool spread = false;       // placement spreads instead of packing
   QueueWeights weights;
   // The account tree; empty: every user has an account of their own with one share.
   std::vector<QueueAccount> accounts;

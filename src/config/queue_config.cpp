@@ -134,9 +134,10 @@ Status read_users(const toml::table& q, const TableReader& qr, std::string_view 
 
 Status read_queue(const toml::table& t, std::string_view origin, QueueSettings& s) {
   TableReader r(t, "queue", origin);
-  CARDIAC_TRY(r.only({"enabled", "policy", "admin_group", "retry_limit", "backoff", "grace",
-                      "count_outside_processes", "fair_tree", "dampening", "half_life", "max_age",
-                      "favor_small", "spread", "weights", "account", "user"}));
+  CARDIAC_TRY(
+      r.only({"enabled", "policy", "admin_group", "retry_limit", "backoff", "grace",
+              "count_outside_processes", "fair_tree", "dampening", "half_life", "max_age",
+              "priority_calc_period", "favor_small", "spread", "weights", "account", "user"}));
   CARDIAC_TRY(r.get("enabled", s.enabled));
   CARDIAC_TRY(r.get("policy", s.policy));
   CARDIAC_TRY(r.get("admin_group", s.admin_group));
@@ -149,6 +150,7 @@ Status read_queue(const toml::table& t, std::string_view origin, QueueSettings& 
   CARDIAC_TRY(r.get_number("dampening", s.dampening, 1));
   CARDIAC_TRY(r.get_duration("half_life", s.half_life));
   CARDIAC_TRY(r.get_duration("max_age", s.max_age));
+  CARDIAC_TRY(r.get_duration("priority_calc_period", s.priority_calc_period, true));
   CARDIAC_TRY(r.get("favor_small", s.favor_small));
   CARDIAC_TRY(r.get("spread", s.spread));
   CARDIAC_TRY(read_weights(t, r, origin, s.weights));

@@ -96,7 +96,7 @@ Status TableReader::get_number(std::string_view key, double& out, double min) co
   return {};
 }
 
-Status TableReader::get_duration(std::string_view key, DurationNs& out) const {
+Status TableReader::get_duration(std::string_view key, DurationNs& out, bool zero_ok) const {
   const toml::node* n = table_.get(key);
   if (!n) return {};
   std::optional<std::int64_t> ns;
@@ -107,7 +107,12 @@ Status TableReader::get_duration(std::string_view key, DurationNs& out) const {
       ns = static_cast<std::int64_t>(*d * 1e9);
     }
   }
-  if (!ns || *ns <= 0) return fail(bad(key, *n, "a positive duration such as \"5s\" or \"500ms\""));
+  if (zero_ok && n->value<std::string>() == "0") ns = 0;
+  if (!ns || *ns < 0 || (*ns == 0 && !zero_ok)) {
+    return fail(bad(key, *n,
+                    zero_ok ? "0 or a positive duration such as \"5m\" or \"30s\""
+                            : "a positive duration such as \"5s\" or \"500ms\""));
+  }
   out = *ns;
   return {};
 }

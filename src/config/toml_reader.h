@@ -32,7 +32,9 @@ class TableReader {
   [[nodiscard]] Status get(std::string_view key, unsigned& out) const;
   // An integer or a float, at least `min`.
   [[nodiscard]] Status get_number(std::string_view key, double& out, double min = 0) const;
-  [[nodiscard]] Status get_duration(std::string_view key, DurationNs& out) const;
+  // `zero_ok`: 0 ("0", "0s" or 0) is a value too, for a setting where it means "every time".
+  [[nodiscard]] Status get_duration(std::string_view key, DurationNs& out,
+                                    bool zero_ok = false) const;
   [[nodiscard]] Status get(std::string_view key, std::vector<std::string>& out) const;
   [[nodiscard]] Status get(std::string_view key, std::map<std::string, std::string>& out) const;
 

@@ -44,6 +44,11 @@ QueueShared::QueueShared(QueueOptions o, const Clock& c, ViewSource v)
   wait_counts.assign(wait_bounds_seconds().size() + 1, 0);
 }
 
+std::optional<std::string> QueueShared::reason(JobId id) const {
+  if (auto it = reasons.find(id); it != reasons.end()) return it->second;
+  return last.reasons.text(id);
+}
+
 MachineView QueueShared::machine() const {
   return view ? view() : MachineView{};
 }

@@ -236,10 +236,8 @@ void SchedulingLoop::schedule(const ClusterView& v, const MachineView& view) {
     by_id.emplace(j.id, std::move(j));
   }
   if (input.empty()) return;
-  q_.last =
-      sched::schedule(v.cluster, input, usage_now(*q_.db, q_.policy, q_.options.settings, now),
-                      q_.policy, now, std::vector<JobId>(finished_ok.begin(), finished_ok.end()));
-  for (const auto& [id, why] : q_.last.reasons) q_.reasons.emplace(id, why);
+  q_.last = order_.pass(v.cluster, input, usage_now(*q_.db, q_.policy, q_.options.settings, now),
+                        q_.policy, now, std::vector<JobId>(finished_ok.begin(), finished_ok.end()));
   for (const auto& s : q_.last.starts) {
     auto it = by_id.find(s.job);
     if (it == by_id.end() || s.placement.empty()) continue;

@@ -14,12 +14,14 @@
 #include "queue/cluster_view.h"
 #include "queue/job.h"
 #include "queue/queue_shared.h"
+#include "sched/kept_order.h"
 
 namespace cardiac::queue {
 
 class SchedulingLoop {
  public:
-  explicit SchedulingLoop(QueueShared& q) : q_(q) {}
+  explicit SchedulingLoop(QueueShared& q)
+      : q_(q), order_(q.options.settings.priority_calc_period) {}
 
   // One pass; takes the shared lock.
   void tick();
@@ -43,6 +45,9 @@ class SchedulingLoop {
 
   QueueShared& q_;
   std::set<pid_t> spawned_;  // runners started by this process, to reap (under the lock)
+  // The pending jobs' policy order, kept between passes; priority factors are recomputed
+  // every priority_calc_period (under the lock).
+  sched::KeptOrder order_;
 };
 
 }  // namespace cardiac::queue

@@ -105,11 +105,10 @@ Result<Job> Requests::load_job(const nlohmann::json& req) {
 nlohmann::json Requests::job_row(const Job& j) {
   nlohmann::json row = to_json(j);
   if (j.state == JobState::kPending || j.state == JobState::kHeld) {
-    auto it = q_.reasons.find(j.id);
     if (j.state == JobState::kHeld) {
       row["why"] = j.reason.empty() ? "held" : j.reason;
-    } else if (it != q_.reasons.end()) {
-      row["why"] = it->second;
+    } else if (auto why = q_.reason(j.id)) {
+      row["why"] = std::move(*why);
     } else if (!q_.blocked.empty()) {
       row["why"] = q_.blocked;
     } else {
@@ -308,10 +307,10 @@ Result<nlohmann::json> Requests::why(const nlohmann::json& req) {
       lines.push_back(fmt::format("held ({}): `cardiac release {}` lets it run", j->reason, j->id));
       break;
     case JobState::kPending: {
-      auto it = q_.reasons.find(j->id);
-      lines.push_back(it != q_.reasons.end() ? it->second
-                      : q_.blocked.empty()   ? "waiting for the next scheduling pass"
-                                             : q_.blocked);
+      auto why = q_.reason(j->id);
+      lines.push_back(why                  ? std::move(*why)
+                      : q_.blocked.empty() ? "waiting for the next scheduling pass"
+                                           : q_.blocked);
       for (std::size_t i = 0; i < q_.last.order.size(); ++i) {
         if (q_.last.order[i] != j->id) continue;
         lines.push_back(fmt::format("position {} of {} in the {} order", i + 1,

@@ -36,10 +36,12 @@ struct QueueShared {
   std::mutex mu;  // guards everything below
   std::optional<store::Db> db;
   std::optional<JobLifecycle> jobs;  // over *db; every job state change goes through it
-  // The last scheduling pass: what list and why explain.
+  // The last scheduling pass: what list and why explain. Its reasons are formatted when asked
+  // for (reason()), not by the pass.
   sched::ScheduleResult last;
-  std::map<JobId, std::string> reasons;  // why each pending job waits
-  std::string blocked;                   // why nothing can start at all ("" when it can)
+  // Why each pending job the last pass left out waits (backing off, a dependency that ended).
+  std::map<JobId, std::string> reasons;
+  std::string blocked;  // why nothing can start at all ("" when it can)
   // The machine as the last pass saw it.
   std::map<unsigned, std::string> busy_outside;
   std::map<unsigned, std::string> fenced;
@@ -51,6 +53,8 @@ struct QueueShared {
   std::vector<std::uint64_t> wait_counts;
   double wait_sum = 0;
 
+  // Why a pending job waits after the last pass; nullopt when it has no reason yet.
+  [[nodiscard]] std::optional<std::string> reason(JobId id) const;
   // The agent's latest view (an empty one when there is no source); call without `mu`.
   [[nodiscard]] MachineView machine() const;
   // Marks a running job as being stopped and sends its runner SIGTERM; the lifecycle decides

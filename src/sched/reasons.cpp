@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The "needs N free GPUs" reason: what the job asks against what the cluster has free now.
+// The waiting reasons: the "needs N free GPUs" shortfall (what the job asks against what the
+// cluster has free now) and the words of every kind, formatted when a job's reason is asked for.
 #include "sched/reasons.h"
 
 #include <algorithm>
@@ -106,3 +107,79 @@ std::string Explainer::shortfall(const Job& job) {
 }
 
 }  // namespace cardiac::sched::detail
+
+namespace cardiac::sched {
+
+void Reasons::sort() const {
+  if (sorted_) return;
+  std::sort(entries_.begin(), entries_.end(),
+            [](const Entry& a, const Entry& b) { return a.id < b.id; });
+  sorted_ = true;
+}
+
+const Reasons::Entry* Reasons::entry(JobId id) const {
+  sort();
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), id,
+                             [](const Entry& e, JobId v) { return e.id < v; });
+  return it != entries_.end() && it->id == id ? &*it : nullptr;
+}
+
+bool Reasons::contains(JobId id) const {
+  return entry(id) != nullptr;
+}
+
+std::optional<std::string> Reasons::text(JobId id) const {
+  const Entry* e = entry(id);
+  if (e == nullptr) return std::nullopt;
+  return format(*e);
+}
+
+const Reasons::Map& Reasons::all() const {
+  if (!all_) {
+    sort();  // every insertion then lands at the end of the map
+    Map m;
+    for (const Entry& e : entries_) m.emplace_hint(m.end(), e.id, format(e));
+    all_ = std::move(m);
+  }
+  return *all_;
+}
+
+std::string Reasons::format(const Entry& e) const {
+  using detail::Wait;
+  switch (e.wait) {
+    case Wait::kStarted:
+      break;
+    case Wait::kHeld:
+      return "held";
+    case Wait::kDeps: {
+      const auto& deps = deps_[e.arg];
+      return fmt::format("waiting for job{} {}", deps.size() == 1 ? "" : "s",
+                         fmt::join(deps, ", "));
+    }
+    case Wait::kDepsNever:
+      return fmt::format("dependency never satisfied: job {} did not succeed", deps_[e.arg][0]);
+    case Wait::kImpossible:
+      return "cannot run on this cluster: " + texts_[e.arg];
+    case Wait::kUnhealthy:
+      return texts_[e.arg] +
+             "; it waits for fenced GPUs to be cleared and does not hold back the jobs "
+             "behind it";
+    case Wait::kBehind:
+      return behind_;
+    case Wait::kShortfall:
+      return texts_[e.arg];
+    case Wait::kHead:
+      return fmt::format("{}; GPUs reserved for it from {}", texts_[e.arg], from_);
+    case Wait::kNoPlan:
+      return texts_[e.arg] +
+             "; no start can be planned: it does not fit even after every running job "
+             "reaches its time limit";
+    case Wait::kReserved:
+      return fmt::format("reserved for job {} from {}; {}", head_, from_,
+                         e.arg != 0 ? "it would not finish by then"
+                                    : "a job without a time limit cannot run ahead of it");
+  }
+  return {};
+}
+
+}  // namespace cardiac::sched

@@ -179,10 +179,72 @@ struct PriorityBreakdown {
   double qos_factor = 0;
 };
 
+namespace detail {
+enum class Wait : std::uint8_t {
+  kStarted,
+  kHeld,
+  kDeps,        // a dependency has not succeeded yet
+  kDepsNever,   // a dependency is gone without succeeding
+  kImpossible,  // feasible() fails
+  kUnhealthy,   // too large for the GPUs that are not fenced
+  kBehind,      // strict order: an earlier job could not start
+  kShortfall,   // does not fit now
+  kHead,        // backfill: the first job that cannot start; its GPUs are reserved
+  kNoPlan,      // backfill: like kHead, but no start time can be planned
+  kReserved,    // backfill: fits now but would delay the head job
+};
+struct ReasonsBuilder;
+}  // namespace detail
+
+// Why each pending job a pass read and did not start waits. The pass records a kind and an
+// index per job, and formats only what depends on the request's shape (a few texts per pass);
+// a job's words are formatted when asked for, so a deep queue does not cost a string and a map
+// node per waiting job on every pass. The words are exactly those `cardiac why` shows.
+// Lookups sort the entries by id on first use and the map-like accessors (at, find, begin,
+// end, ==) format every reason once and keep them: like a std::map, not for two threads at once.
+class Reasons {
+ public:
+  using Map = std::map<JobId, std::string>;
+
+  [[nodiscard]] std::size_t size() const { return entries_.size(); }
+  [[nodiscard]] bool empty() const { return entries_.empty(); }
+  [[nodiscard]] bool contains(JobId id) const;
+  // The job's reason, formatted now; nullopt when the pass started it or did not read it.
+  [[nodiscard]] std::optional<std::string> text(JobId id) const;
+
+  // Every reason by job id.
+  [[nodiscard]] const Map& all() const;
+  [[nodiscard]] const std::string& at(JobId id) const { return all().at(id); }
+  [[nodiscard]] Map::const_iterator find(JobId id) const { return all().find(id); }
+  [[nodiscard]] Map::const_iterator begin() const { return all().begin(); }
+  [[nodiscard]] Map::const_iterator end() const { return all().end(); }
+  friend bool operator==(const Reasons& a, const Reasons& b) { return a.all() == b.all(); }
+
+ private:
+  friend struct detail::ReasonsBuilder;
+  struct Entry {
+    JobId id = 0;
+    detail::Wait wait = detail::Wait::kStarted;
+    std::uint32_t arg = 0;  // index into texts_ or deps_, or whether the job has a time limit
+  };
+  void sort() const;
+  const Entry* entry(JobId id) const;
+  [[nodiscard]] std::string format(const Entry& e) const;
+
+  mutable std::vector<Entry> entries_{};
+  mutable bool sorted_ = true;
+  std::vector<std::string> texts_{};  // shortfalls per request shape, impossible requests
+  std::vector<std::vector<JobId>> deps_{};
+  std::string behind_{};  // "behind job 7 in fcfs order"
+  std::string from_{};    // the reservation's start, as when_text writes it
+  JobId head_ = 0;        // backfill: the job holding the reservation
+  mutable std::optional<Map> all_{};
+};
+
 struct ScheduleResult {
-  std::vector<Start> starts{};             // in the order they were chosen
-  std::vector<JobId> order{};              // the pending jobs in policy order
-  std::map<JobId, std::string> reasons{};  // why each job that does not start waits
+  std::vector<Start> starts{};  // in the order they were chosen
+  std::vector<JobId> order{};   // the pending jobs in policy order
+  Reasons reasons{};            // why each job that does not start waits
   // The multifactor breakdown of every pending job, in policy order, whatever the policy
   // (empty when PolicyConfig::explain is off).
   std::vector<PriorityBreakdown> priorities{};

@@ -21,19 +21,7 @@ using detail::Alloc;
 using detail::ClusterState;
 using detail::Need;
 
-enum class Wait : std::uint8_t {
-  kStarted,
-  kHeld,
-  kDeps,        // a dependency has not succeeded yet
-  kDepsNever,   // a dependency is gone without succeeding
-  kImpossible,  // feasible() fails
-  kUnhealthy,   // too large for the GPUs that are not fenced
-  kBehind,      // strict order: an earlier job could not start
-  kShortfall,   // does not fit now
-  kHead,        // backfill: the first job that cannot start; its GPUs are reserved
-  kNoPlan,      // backfill: like kHead, but no start time can be planned
-  kReserved,    // backfill: fits now but would delay the head job
-};
+using detail::Wait;
 
 struct Ending {
   TimeNs end = 0;
@@ -216,81 +204,70 @@ struct Outcome {
   Order order = Order::kFcfs;
 };
 
-void fill_reasons(const Cluster& cluster, const ClusterState& state, const Outcome& o, TimeNs now,
-                  ScheduleResult& res) {
-  detail::Explainer explain(cluster, state);
-  std::string behind;
-  if (o.blocker) {
-    const JobId b = o.seen[*o.blocker].job->id;
-    behind = fmt::format("behind job {} in {} order", b, order_name(o.order));
-    if (o.backfill) behind += fmt::format(" (job {} has no planned start)", b);
-  }
-  const std::string from = o.plan ? detail::when_text(o.plan->start, now) : "";
-  // The texts depend on the request's shape, not the job: formatted once per shape, which
-  // is most of a pass with a deep queue behind a backfill head.
-  std::map<std::tuple<unsigned, unsigned, std::uint64_t, bool, const detail::NodeSet*>, std::string>
-      shortfalls;
-  auto shortfall = [&](const Job& job) -> const std::string& {
-    const Need n = state.need_of(job);
-    auto [it, added] = shortfalls.try_emplace({n.gpus, n.max_nodes, n.memory, n.shared, n.allowed});
-    if (added) it->second = explain.shortfall(job);
-    return it->second;
-  };
-  std::string reserved[2];  // for a job without and with a time limit
-  auto reserved_text = [&](const Job& job) -> const std::string& {
-    std::string& t = reserved[job.time_limit > 0 ? 1 : 0];
-    if (t.empty()) {
-      t = fmt::format("reserved for job {} from {}; {}", o.seen[*o.head].job->id, from,
-                      job.time_limit > 0 ? "it would not finish by then"
-                                         : "a job without a time limit cannot run ahead of it");
+}  // namespace
+
+// Records what the reasons need: per waiting job its kind and an index, per request shape the
+// shortfall text against the state after the pass. The words themselves are Reasons::format's.
+struct detail::ReasonsBuilder {
+  static void fill(const Cluster& cluster, const ClusterState& state, const Outcome& o, TimeNs now,
+                   Reasons& r) {
+    if (o.blocker) {
+      const JobId b = o.seen[*o.blocker].job->id;
+      r.behind_ = fmt::format("behind job {} in {} order", b, order_name(o.order));
+      if (o.backfill) r.behind_ += fmt::format(" (job {} has no planned start)", b);
     }
-    return t;
-  };
-  auto text = [&](const Job& job, const Waiting& w) -> std::string {
-    switch (w.wait) {
-      case Wait::kStarted:
-        break;
-      case Wait::kHeld:
-        return "held";
-      case Wait::kDeps:
-        return fmt::format("waiting for job{} {}", w.deps.size() == 1 ? "" : "s",
-                           fmt::join(w.deps, ", "));
-      case Wait::kDepsNever:
-        return fmt::format("dependency never satisfied: job {} did not succeed", w.deps[0]);
-      case Wait::kImpossible:
-        return "cannot run on this cluster: " + w.impossible;
-      case Wait::kUnhealthy:
-        return w.impossible +
-               "; it waits for fenced GPUs to be cleared and does not hold back the jobs "
-               "behind it";
-      case Wait::kBehind:
-        return behind;
-      case Wait::kShortfall:
-        return shortfall(job);
-      case Wait::kHead:
-        return fmt::format("{}; GPUs reserved for it from {}", shortfall(job), from);
-      case Wait::kNoPlan:
-        return shortfall(job) +
-               "; no start can be planned: it does not fit even after every running job "
-               "reaches its time limit";
-      case Wait::kReserved:
-        return reserved_text(job);
+    if (o.plan) r.from_ = detail::when_text(o.plan->start, now);
+    if (o.head) r.head_ = o.seen[*o.head].job->id;
+    detail::Explainer explain(cluster, state);
+    // The shortfall depends on the request's shape, not the job: one text per shape.
+    std::map<std::tuple<unsigned, unsigned, std::uint64_t, bool, const detail::NodeSet*>,
+             std::uint32_t>
+        shapes;
+    auto shape = [&](const Job& job) {
+      const Need n = state.need_of(job);
+      auto [it, added] = shapes.try_emplace({n.gpus, n.max_nodes, n.memory, n.shared, n.allowed},
+                                            static_cast<std::uint32_t>(r.texts_.size()));
+      if (added) r.texts_.push_back(explain.shortfall(job));
+      return it->second;
+    };
+    r.entries_.reserve(o.seen.size());
+    JobId last = std::numeric_limits<JobId>::min();
+    for (const Seen& s : o.seen) {
+      const Waiting& w = s.why;
+      std::uint32_t arg = 0;
+      switch (w.wait) {
+        case Wait::kStarted:
+          continue;
+        case Wait::kHeld:
+        case Wait::kBehind:
+          break;
+        case Wait::kDeps:
+        case Wait::kDepsNever:
+          arg = static_cast<std::uint32_t>(r.deps_.size());
+          r.deps_.push_back(w.deps);
+          break;
+        case Wait::kImpossible:
+        case Wait::kUnhealthy:
+          arg = static_cast<std::uint32_t>(r.texts_.size());
+          r.texts_.push_back(w.impossible);
+          break;
+        case Wait::kShortfall:
+        case Wait::kHead:
+        case Wait::kNoPlan:
+          arg = shape(*s.job);
+          break;
+        case Wait::kReserved:
+          arg = s.job->time_limit > 0 ? 1 : 0;
+          break;
+      }
+      if (s.job->id < last) r.sorted_ = false;
+      last = s.job->id;
+      r.entries_.push_back({.id = s.job->id, .wait = w.wait, .arg = arg});
     }
-    return {};
-  };
-  // In id order, so every insertion lands at the end of the map; the ids sit beside their
-  // entries so that the sort does not chase pointers into the jobs.
-  std::vector<std::pair<JobId, const Seen*>> by_id;
-  by_id.reserve(o.seen.size());
-  for (const Seen& s : o.seen) {
-    if (s.why.wait != Wait::kStarted) by_id.emplace_back(s.job->id, &s);
   }
-  std::sort(by_id.begin(), by_id.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [id, s] : by_id) {
-    res.reasons.emplace_hint(res.reasons.end(), id, text(*s->job, s->why));
-  }
-}
+};
+
+namespace {
 
 // The caller's vector in the ranking's order.
 class RankedVector final : public OrderedPending {
@@ -496,14 +473,14 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
   state.prefer(hidden, false);
 
   if (policy.explain) {
-    fill_reasons(cluster, state,
-                 Outcome{.seen = seen,
-                         .blocker = blocker,
-                         .head = head,
-                         .plan = plan,
-                         .backfill = backfill,
-                         .order = policy.order},
-                 now, res);
+    ReasonsBuilder::fill(cluster, state,
+                         Outcome{.seen = seen,
+                                 .blocker = blocker,
+                                 .head = head,
+                                 .plan = plan,
+                                 .backfill = backfill,
+                                 .order = policy.order},
+                         now, res.reasons);
   }
   return out;
 }

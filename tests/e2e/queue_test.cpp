@@ -473,8 +473,10 @@ TEST_F(QueuePriorityE2E, TheHigherPriorityJobStartsFirst) {
   ASSERT_TRUE(reaches(low, "running"));
 }
 
+// Factors recomputed before every pass: the usage A built counts at once, not at the next
+// recomputation (by default up to 5 minutes later).
 class QueueFairShareE2E : public QueueE2E {
-  std::string queue_keys() override { return "policy = \"fairshare\"\n"; }
+  std::string queue_keys() override { return "policy = \"fairshare\"\npriority_calc_period = 0\n"; }
 };
 
 TEST_F(QueueFairShareE2E, TheUserWhoUsedLessStartsFirst) {

@@ -21,6 +21,8 @@ TEST(QueueConfig, DefaultsMatchTheDefaultFile) {
   EXPECT_EQ(d->queue.dampening, s.dampening);
   EXPECT_EQ(d->queue.half_life, s.half_life);
   EXPECT_EQ(d->queue.max_age, s.max_age);
+  EXPECT_EQ(d->queue.priority_calc_period, s.priority_calc_period);
+  EXPECT_EQ(s.priority_calc_period, 5 * 60 * kNsPerSec);
   EXPECT_EQ(d->queue.weights.fairshare, s.weights.fairshare);
   EXPECT_EQ(d->queue.weights.qos, s.weights.qos);
   EXPECT_TRUE(d->queue.accounts.empty());
@@ -101,6 +103,23 @@ TEST(QueueConfig, BadValuesAndUnknownKeysNameTheirPlace) {
             "q.toml:3:10: 'queue.account[0].shares' must be a number of at least 0");
   EXPECT_EQ(error_of("[queue]\naccount = \"a\"\n"),
             "q.toml:2:11: 'queue.account' must be an array of tables ([[queue.account]])");
+}
+
+TEST(QueueConfig, PriorityCalcPeriodIsADurationOrZero) {
+  auto c = parse_config("[queue]\npriority_calc_period = \"90s\"\n", "q.toml");
+  ASSERT_TRUE(c) << c.error().what();
+  EXPECT_EQ(c->queue.priority_calc_period, 90 * kNsPerSec);
+  for (const char* zero : {"0", "\"0\"", "\"0s\""}) {
+    auto z = parse_config(std::string("[queue]\npriority_calc_period = ") + zero + "\n", "q.toml");
+    ASSERT_TRUE(z) << zero << ": " << z.error().what();
+    EXPECT_EQ(z->queue.priority_calc_period, 0) << zero;
+  }
+  EXPECT_EQ(error_of("[queue]\npriority_calc_period = \"often\"\n"),
+            "q.toml:2:24: 'queue.priority_calc_period' must be 0 or a positive duration such as "
+            "\"5m\" or \"30s\"");
+  EXPECT_EQ(error_of("[queue]\npriority_calc_period = -5\n"),
+            "q.toml:2:24: 'queue.priority_calc_period' must be 0 or a positive duration such as "
+            "\"5m\" or \"30s\"");
 }
 
 TEST(QueueConfig, TreesThatDoNotHoldTogetherAreRefused) {

@@ -168,6 +168,7 @@ TEST_F(QueuePolicyTest, AgeCountsFromReleaseAndFromTheDependencyMet) {
   s.policy = "priority";
   s.weights = {1000, 0, 0, 0};
   s.max_age = 1000 * kNsPerSec;
+  s.priority_calc_period = 0;  // the ages as of every pass
   start(s);
   JobId first = submit(waits_for("go.first"));
   ASSERT_TRUE(reaches(first, "running"));
@@ -202,6 +203,42 @@ TEST_F(QueuePolicyTest, AgeCountsFromReleaseAndFromTheDependencyMet) {
   EXPECT_FALSE(job(dep)["job"]["eligible"].is_null());
   EXPECT_NEAR(age(held), 100, 1e-6);
   std::ofstream(dir_.file("go.plain")).flush();
+}
+
+// With priority_calc_period the factors shown and ordered by (here the age alone) are the last
+// recomputation's until the period is over; a job submitted in between is placed as of then.
+TEST_F(QueuePolicyTest, PriorityFactorsAreRecomputedOnlyOncePerPeriod) {
+  ManualClock& clock = manual_;
+  clock_ = &clock;
+  set_view([](health::StatusReport& r) { r.gpus.resize(1); });
+  config::QueueSettings s;
+  s.policy = "priority";
+  s.weights = {1000, 0, 0, 0};
+  s.max_age = 1000 * kNsPerSec;
+  s.priority_calc_period = 300 * kNsPerSec;
+  start(s);
+  JobId first = submit(waits_for("go.first"));
+  ASSERT_TRUE(reaches(first, "running"));
+  JobId waiting = submit(waits_for("go.waiting"));
+  auto age = [&](JobId id) {
+    auto w = job(id);
+    return w.contains("priority") ? w["priority"].value("age", -1.0) : -1.0;
+  };
+  ASSERT_TRUE(eventually([&] { return age(waiting) >= 0; })) << job(waiting);
+  EXPECT_NEAR(age(waiting), 0, 1e-6);
+
+  // 200 s on: the pass that places `probe` keeps `waiting` as last computed.
+  clock.advance(200 * kNsPerSec);
+  JobId probe = submit(waits_for("go.probe"));
+  ASSERT_TRUE(eventually([&] { return age(probe) >= 0; })) << job(probe);
+  EXPECT_NEAR(age(probe), 0, 1e-6);
+  EXPECT_NEAR(age(waiting), 0, 1e-6) << job(waiting);
+
+  // The period is over: both are recomputed.
+  clock.advance(100 * kNsPerSec);
+  ASSERT_TRUE(eventually([&] { return std::abs(age(waiting) - 300) < 1e-6; })) << job(waiting);
+  EXPECT_NEAR(age(probe), 100, 1e-6) << job(probe);
+  std::ofstream(dir_.file("go")).flush();
 }
 
 }  // namespace
