@@ -293,7 +293,8 @@ std::int64_t written_bytes() {
 // Disk writes: one simulated hour of 8 GPUs × 44 fields at 1 s (jittered instants), flushed
 // every 5 s, through SampleWriter (tail rows and seals) and, for comparison, as `samples` rows.
 // range(0) = N > 0 also runs roll_up() every N simulated minutes (the agent's maintenance
-// thread: every minute). Counters: MB (10^6) written per day (the hour × 24) for each layout.
+// thread: every 10 minutes, kRollupPeriod). Counters: MB (10^6) written per day (the hour × 24) for
+// each layout.
 void BM_StoreWritesPerDay(benchmark::State& state) {
   const auto dev = h100_device();
   const std::int64_t every = state.range(0) * 60;  // seconds between roll_up() calls; 0: none
