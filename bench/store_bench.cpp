@@ -330,13 +330,15 @@ std::int64_t written_bytes() {
   return -1;
 }
 
-// Disk writes: one simulated hour of 8 GPUs × 44 fields at 1 s (jittered instants), flushed
-// every 5 s, through SampleWriter (tail rows and seals) and, for comparison, as `samples` rows.
-// range(0) = N > 0 also runs roll_up() every N simulated minutes (the agent's maintenance
-// thread: every minute). Counters: MB (10^6) written per day (the hour × 24) for each layout.
+// Disk writes: one simulated hour of 8 GPUs × 44 fields at 1 s (jittered instants), through
+// SampleWriter (tail rows and seals) and, for comparison, as `samples` rows. range(0) = N > 0
+// also runs roll_up() every N simulated minutes (the agent's maintenance thread: every 10
+// minutes, kRollupPeriod); range(1) = F flushes every F seconds (the agent's
+// store.flush_interval). Counters: MB (10^6) written per day (the hour × 24) for each layout.
 void BM_StoreWritesPerDay(benchmark::State& state) {
   const auto dev = h100_device();
-  const std::int64_t every = state.range(0) * 60;  // seconds between roll_up() calls; 0: none
+  const std::int64_t every = state.range(0) * 60;   // seconds between roll_up() calls; 0: none
+  const std::int64_t flush_every = state.range(1);  // seconds between flushes
   for (auto _ : state) {
     std::int64_t sealed_bytes = 0;
     std::int64_t rows_bytes = 0;
@@ -346,7 +348,7 @@ void BM_StoreWritesPerDay(benchmark::State& state) {
       const auto before = written_bytes();
       for (std::int64_t sec = 0; sec < 3600; ++sec) {
         BENCH_CHECK(state, w.add_gpus(simulated_snapshot(dev, 8, sec), instant(sec, true)));
-        if (sec % 5 == 4) BENCH_CHECK(state, w.flush());
+        if (sec % flush_every == flush_every - 1) BENCH_CHECK(state, w.flush());
         if (every > 0 && sec % every == every - 1)
           BENCH_CHECK(state, store::roll_up(*ts.db, instant(sec, true)));
       }
@@ -359,7 +361,7 @@ void BM_StoreWritesPerDay(benchmark::State& state) {
       const auto before = written_bytes();
       for (std::int64_t sec = 0; sec < 3600; ++sec) {
         BENCH_CHECK(state, r.add_gpus(simulated_snapshot(dev, 8, sec), instant(sec, true)));
-        if (sec % 5 == 4) BENCH_CHECK(state, r.flush());
+        if (sec % flush_every == flush_every - 1) BENCH_CHECK(state, r.flush());
         if (every > 0 && sec % every == every - 1)
           BENCH_CHECK(state, store::roll_up(*ts.db, instant(sec, true)));
       }
@@ -371,9 +373,11 @@ void BM_StoreWritesPerDay(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_StoreWritesPerDay)
-    ->Arg(0)
-    ->Arg(1)
-    ->Arg(10)
+    ->Args({0, 5})
+    ->Args({1, 5})
+    ->Args({10, 5})
+    ->Args({0, 10})
+    ->Args({10, 10})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 

@@ -175,6 +175,12 @@ seed_trace() {
   printf '\005daly,write=30s,restart=10m,overlapped' >"$out/checkpoint"
 }
 
+# Sample series encoded by the target itself (time columns, chunks, a tail segment), so that the
+# seeds follow the codec's current format; fuzz/corpus/chunk/ holds the same, written once.
+seed_chunk() {
+  CARDIAC_FUZZ_WRITE_SEEDS=$1 "$build/fuzz/fuzz_chunk"
+}
+
 seed_host() {
   local out=$1 index pairs globs root pattern f n=0
   while IFS=$'\t' read -r index pairs globs; do

@@ -175,6 +175,15 @@ void run_nvml_events(std::string executable, std::string nvml_lib,
   }
 }
 
+// How often the maintenance thread rolls raw samples up: every 10 minutes, not every minute,
+// for the disk's sake. Each run rewrites at least one `rollup_1m` page per series, so with
+// 8 GPUs at 1 s roll-ups every minute wrote about 570 MB a day on top of the samples' 221 MB,
+// every 10 minutes about 70 MB (bench/README.md, BM_StoreWritesPerDay). Answers do not change:
+// history() fills the part of a range not rolled up yet from raw samples (store/query.h).
+constexpr DurationNs kRollupPeriod = 10 * store::kMinuteNs;
+// How often each level is pruned by age.
+constexpr DurationNs kPrunePeriod = store::kHourNs;
+
 void run_maintenance(const config::Config& c, const Clock& clock, Stopper& stop) {
   // Its own connection: a long first roll-up must not hold the sampler's writer.
   auto db = store::Db::open(c.agent.state_dir + "/cardiac.db");
@@ -185,10 +194,10 @@ void run_maintenance(const config::Config& c, const Clock& clock, Stopper& stop)
   store::RetentionPolicy policy{c.store.raw_retention, c.store.minute_retention,
                                 c.store.hour_retention};
   TimeNs last_prune = 0;
-  while (stop.sleep_for(60 * kNsPerSec)) {
+  while (stop.sleep_for(kRollupPeriod)) {
     TimeNs now = clock.now();
     if (auto r = store::roll_up(*db, now); !r) log::warn("roll-up: {}", r.error().what());
-    if (now - last_prune >= 3600 * kNsPerSec) {
+    if (now - last_prune >= kPrunePeriod) {
       last_prune = now;
       if (auto p = store::prune(*db, now, policy); !p) log::warn("prune: {}", p.error().what());
     }

@@ -85,6 +85,57 @@ TEST(StoreQuery, NotYetRolledUpRangeComesFromRaw) {
   EXPECT_DOUBLE_EQ(hours->points[1].avg, 89.5);
 }
 
+// The agent rolls up every few minutes, not every minute (src/agent/loops.cpp): a minute-level
+// query must give the same answer whatever part of its range has been rolled up yet, the rest
+// coming from raw samples.
+TEST(StoreQuery, MinuteStepsDoNotDependOnHowFarRollUpsHaveGot) {
+  testing::TempDir dir;
+  Db db = testing::open_test_store(dir);
+  {
+    SampleWriter w(db);
+    for (int s = 0; s < 7200; ++s) {
+      ASSERT_TRUE(
+          w.append("gpu_temperature", 2u, kHour0 + s * kNsPerSec, (s * 7 % 13) * 0.25 + s / 60));
+      if (s % 5 == 4) {
+        ASSERT_TRUE(w.flush());
+      }
+    }
+    ASSERT_TRUE(w.flush());
+  }
+  const auto ask = [&](DurationNs step) {
+    auto h = history(db, {"gpu_temperature", 2u, kHour0, kHour0 + 2 * kHourNs, step});
+    EXPECT_TRUE(h) << h.error().what();
+    return h ? h->points : std::vector<HistoryPoint>{};
+  };
+  const auto expect_same = [](const std::vector<HistoryPoint>& got,
+                              const std::vector<HistoryPoint>& want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].time, want[i].time) << i;
+      EXPECT_EQ(got[i].count, want[i].count) << i;
+      EXPECT_DOUBLE_EQ(got[i].min, want[i].min) << i;
+      EXPECT_DOUBLE_EQ(got[i].max, want[i].max) << i;
+      EXPECT_DOUBLE_EQ(got[i].avg, want[i].avg) << i;  // sum(avg × count) vs a sum of samples
+    }
+  };
+
+  const auto raw_minutes = ask(kMinuteNs);
+  const auto raw_fives = ask(5 * kMinuteNs);
+  ASSERT_EQ(raw_minutes.size(), 120u);
+  ASSERT_EQ(raw_fives.size(), 24u);
+
+  // Rolled up to minute 73 (hours: to minute 60): minutes 73.. come from raw samples, and the
+  // 5-minute step at 70 takes three minute buckets and two minutes of samples.
+  ASSERT_TRUE(roll_up(db, kHour0 + 73 * kMinuteNs + 30 * kNsPerSec));
+  ASSERT_EQ(rolled_up_until(db, "1m").value(), kHour0 + 73 * kMinuteNs);
+  expect_same(ask(kMinuteNs), raw_minutes);
+  expect_same(ask(5 * kMinuteNs), raw_fives);
+
+  ASSERT_TRUE(roll_up(db, kHour0 + 2 * kHourNs + kMinuteNs));
+  expect_same(ask(kMinuteNs), raw_minutes);
+  expect_same(ask(5 * kMinuteNs), raw_fives);
+}
+
 TEST(StoreQuery, UnknownMetricIsEmptyAndBadStepIsAnError) {
   testing::TempDir dir;
   Db db = testing::open_test_store(dir);
