@@ -4,7 +4,6 @@
 #include "sched/kept_order.h"
 
 #include <algorithm>
-#include <unordered_set>
 
 #include "sched/capacity.h"
 #include "sched/order.h"
@@ -13,26 +12,6 @@
 
 namespace cardiac::sched {
 namespace {
-
-// The jobs of one pass in the kept order.
-class InOrder final : public OrderedPending {
- public:
-  InOrder(const std::vector<Job>& pending, const std::vector<unsigned>& order)
-      : pending_(pending), order_(order) {}
-  const Job* next() override { return at_ < order_.size() ? &pending_[order_[at_++]] : nullptr; }
-  [[nodiscard]] bool contains(JobId id) const override {
-    if (ids_.empty()) {
-      for (const Job& j : pending_) ids_.insert(j.id);
-    }
-    return ids_.contains(id);
-  }
-
- private:
-  const std::vector<Job>& pending_;
-  const std::vector<unsigned>& order_;
-  std::size_t at_ = 0;
-  mutable std::unordered_set<JobId> ids_;
-};
 
 template <class K>
 bool before(const K& a, const K& b) {
@@ -159,7 +138,7 @@ ScheduleResult KeptOrder::pass(const Cluster& cluster, const std::vector<Job>& p
 
   detail::ClusterState state(cluster);
   detail::Capacity capacity(cluster);
-  InOrder ordered(pending, order);
+  detail::IndexedPending ordered(pending, order);
   ScheduleResult res =
       detail::run_ordered(cluster, state, capacity, ordered, policy, now, finished_ok, false)
           .result;

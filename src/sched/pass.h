@@ -3,6 +3,8 @@
 // fresh state for every pass; Session keeps one across passes.
 #pragma once
 
+#include <cstddef>
+#include <unordered_set>
 #include <vector>
 
 #include "sched/capacity.h"
@@ -11,6 +13,26 @@
 #include "sched/state.h"
 
 namespace cardiac::sched::detail {
+
+// A vector of jobs read in the order of an index list (a ranking or a kept order).
+class IndexedPending final : public OrderedPending {
+ public:
+  IndexedPending(const std::vector<Job>& pending, const std::vector<unsigned>& order)
+      : pending_(pending), order_(order) {}
+  const Job* next() override { return at_ < order_.size() ? &pending_[order_[at_++]] : nullptr; }
+  [[nodiscard]] bool contains(JobId id) const override {
+    if (ids_.empty()) {
+      for (const Job& j : pending_) ids_.insert(j.id);
+    }
+    return ids_.contains(id);
+  }
+
+ private:
+  const std::vector<Job>& pending_;
+  const std::vector<unsigned>& order_;
+  std::size_t at_ = 0;
+  mutable std::unordered_set<JobId> ids_;  // filled on the first contains()
+};
 
 struct OrderedPass {
   ScheduleResult result;

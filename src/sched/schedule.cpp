@@ -267,30 +267,6 @@ struct detail::ReasonsBuilder {
   }
 };
 
-namespace {
-
-// The caller's vector in the ranking's order.
-class RankedVector final : public OrderedPending {
- public:
-  RankedVector(const std::vector<Job>& pending, const std::vector<unsigned>& order)
-      : pending_(pending), order_(order) {}
-  const Job* next() override { return at_ < order_.size() ? &pending_[order_[at_++]] : nullptr; }
-  [[nodiscard]] bool contains(JobId id) const override {
-    if (ids_.empty()) {
-      for (const Job& j : pending_) ids_.insert(j.id);
-    }
-    return ids_.contains(id);
-  }
-
- private:
-  const std::vector<Job>& pending_;
-  const std::vector<unsigned>& order_;
-  std::size_t at_ = 0;
-  mutable std::unordered_set<JobId> ids_;
-};
-
-}  // namespace
-
 namespace detail {
 
 OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& capacity,
@@ -491,7 +467,7 @@ OrderedPass run_pass(const Cluster& cluster, ClusterState& state, Capacity& capa
                      const std::vector<JobId>& finished_ok) {
   detail::Ranking ranking =
       detail::rank_jobs(cluster, pending, usage, policy, policy.order, now, policy.explain);
-  RankedVector ordered(pending, ranking.order);
+  detail::IndexedPending ordered(pending, ranking.order);
   OrderedPass out = run_ordered(cluster, state, capacity, ordered, policy, now, finished_ok, false);
   ScheduleResult& res = out.result;
   // Every pending job, including those a strict pass did not read.

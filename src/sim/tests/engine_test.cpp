@@ -14,6 +14,7 @@
 
 #include "sched/tests/easy_reference.h"
 #include "sim/engine_detail.h"
+#include "sim/tests/support.h"
 
 namespace cardiac::sim {
 namespace {
@@ -33,14 +34,6 @@ TraceJob job(std::int64_t id, double submit_s, unsigned gpus, double duration_s,
   return t;
 }
 
-SimConfig config(const std::string& cluster, const std::string& policy) {
-  SimConfig c;
-  c.cluster = *parse_cluster(cluster);
-  c.policy = *sched::parse_policy(policy);
-  c.policy.explain = false;
-  return c;
-}
-
 std::vector<double> starts(const SimResult& r) {
   std::vector<double> out;
   for (const JobRecord& j : r.jobs) out.push_back(static_cast<double>(j.start) / 1e9);
@@ -57,7 +50,7 @@ const std::vector<TraceJob> kSmall = {job(0, 0, 4, 100), job(1, 10, 8, 50), job(
                                       job(3, 20, 4, 10), job(4, 155, 4, 5)};
 
 TEST(SimExact, FcfsStartTimesMatchTheHandWorkedSchedule) {
-  auto r = simulate(config("2x4", "fcfs"), kSmall);
+  auto r = simulate(test_config("2x4", "fcfs"), kSmall);
   ASSERT_TRUE(r) << r.error().what();
   EXPECT_EQ(starts(*r), (std::vector<double>{0, 100, 150, 150, 160}));
   EXPECT_EQ(r->jobs[1].end, 150 * kSec);
@@ -76,7 +69,7 @@ TEST(SimExact, FcfsStartTimesMatchTheHandWorkedSchedule) {
 // before job 1's reservation at 100, so it starts at 20; job 3 fits only once job 2 has
 // ended (50) and is done by 60; job 4 arrives after job 1 ended and starts at once.
 TEST(SimExact, BackfillStartTimesMatchTheHandWorkedSchedule) {
-  SimConfig c = config("2x4", "backfill");
+  SimConfig c = test_config("2x4", "backfill");
   c.backfill_interval = 0;
   auto r = simulate(c, kSmall);
   ASSERT_TRUE(r) << r.error().what();
@@ -87,7 +80,7 @@ TEST(SimExact, BackfillStartTimesMatchTheHandWorkedSchedule) {
 // FCFS runs; the wake-up at 30 backfills job 2 (ends 60, before the reservation at 100); job
 // 3 fits when job 2 ends at 60, 30 s after the last backfill; job 4 as before.
 TEST(SimExact, BackfillIntervalDelaysBackfillLikeSlurm) {
-  auto r = simulate(config("2x4", "backfill"), kSmall);
+  auto r = simulate(test_config("2x4", "backfill"), kSmall);
   ASSERT_TRUE(r) << r.error().what();
   EXPECT_EQ(starts(*r), (std::vector<double>{0, 100, 30, 60, 155}));
 }
@@ -96,7 +89,7 @@ TEST(SimExact, BackfillIntervalDelaysBackfillLikeSlurm) {
 // at 100); job 4 (2 GPUs, 1000 s) uses the 2 idle GPUs, which are extra at 100, so it starts
 // at 20 instead of behind the reservation.
 TEST(SimExact, BackfillLetsAJobThatCannotDelayTheHeadStartNow) {
-  SimConfig c = config("1x8", "backfill");
+  SimConfig c = test_config("1x8", "backfill");
   c.backfill_interval = 0;
   const std::vector<TraceJob> jobs = {job(0, 0, 2, 10), job(1, 0, 2, 200), job(2, 0, 4, 100),
                                       job(3, 20, 4, 50), job(4, 20, 2, 1000)};
@@ -121,7 +114,7 @@ TEST(SimProperty, BackfillOnOneMachineMatchesCountingEasy) {
       jobs.push_back(job(i, static_cast<double>(at), gpus, duration));
       ref.push_back({at * kSec, gpus, duration * kSec});
     }
-    SimConfig c = config("1x8", "backfill");
+    SimConfig c = test_config("1x8", "backfill");
     c.backfill_interval = 0;
     auto r = simulate(c, jobs);
     ASSERT_TRUE(r) << r.error().what();
@@ -134,7 +127,7 @@ TEST(SimProperty, BackfillOnOneMachineMatchesCountingEasy) {
 
 TEST(SimExact, TimeLimitEndsAJobAsTimedOut) {
   std::vector<TraceJob> jobs = {job(0, 0, 1, 100, 60), job(1, 0, 1, 10)};
-  auto r = simulate(config("1x1", "fcfs"), jobs);
+  auto r = simulate(test_config("1x1", "fcfs"), jobs);
   ASSERT_TRUE(r);
   EXPECT_TRUE(r->jobs[0].timed_out);
   EXPECT_EQ(r->jobs[0].end, 60 * kSec);
@@ -145,7 +138,7 @@ TEST(SimExact, TimeLimitEndsAJobAsTimedOut) {
 TEST(SimExact, AJobTooBigForTheClusterNeverStartsAndTheRunStillEnds) {
   std::vector<TraceJob> jobs = {job(0, 0, 16, 100), job(1, 5, 1, 10)};
   for (const char* policy : {"fcfs", "backfill", "priority"}) {
-    auto r = simulate(config("1x8", policy), jobs);
+    auto r = simulate(test_config("1x8", policy), jobs);
     ASSERT_TRUE(r) << policy;
     EXPECT_EQ(r->jobs[0].start, -1) << policy;
     EXPECT_EQ(r->jobs[1].start, 5 * kSec) << policy;
@@ -163,7 +156,7 @@ TEST(SimExact, JobsRunOnlyOnTheGpuModelsTheyAccept) {
   jobs[1].gpu_type = "A100";
   jobs[2].gpu_type = "H100";
   jobs[3].gpu_type = "T4|A100";
-  auto r = simulate(config("1x4:A100,1x4:T4", "backfill"), jobs);
+  auto r = simulate(test_config("1x4:A100,1x4:T4", "backfill"), jobs);
   ASSERT_TRUE(r) << r.error().what();
   EXPECT_EQ(starts(*r), (std::vector<double>{0, 0, -1e-9, 50}));
   EXPECT_EQ(r->summary.impossible, 1u);
@@ -222,7 +215,7 @@ TEST(SimCluster, ParsesShapesAndNamesBadOnes) {
 // (419 in the 54 days, the preset being calibrated per running hour) plus the planned
 // maintenance that hit it, within Poisson tolerance.
 TEST(SimValidation, Llama3InterruptionCountAndMix) {
-  SimConfig c = config("2048x8+256", "fcfs");
+  SimConfig c = test_config("2048x8+256", "fcfs");
   c.failures = *failure_preset("llama3");
   c.checkpoint = *parse_checkpoint_policy("daly,write=30s,restart=5m");
   c.horizon = 54 * kDay;
@@ -276,7 +269,7 @@ TEST(SimValidation, Llama3InterruptionCountAndMix) {
 // Daly's full model holds exactly (failures during writes and restarts included), so the
 // simulated ETTR must be within a few percent of it.
 TEST(SimValidation, EttrMatchesDalysClosedForm) {
-  SimConfig c = config("128x8+16", "fcfs");
+  SimConfig c = test_config("128x8+16", "fcfs");
   FailureModel m;
   m.name = "test";
   const double mtbf_h = 12;  // the job's
@@ -318,7 +311,7 @@ TEST(SimValidation, JobMttfScalesWithJobSizeAsInMetasStudy) {
   };
   for (const Case k : {Case{8, 64, 400}, Case{128, 8, 200}, Case{1024, 1, 300}}) {
     const unsigned nodes = k.gpus / 8 * k.jobs;
-    SimConfig c = config(fmt::format("{}x8+{}", nodes, nodes / 4 + 32), "fcfs");
+    SimConfig c = test_config(fmt::format("{}x8+{}", nodes, nodes / 4 + 32), "fcfs");
     c.failures = rsc1;
     c.checkpoint = *parse_checkpoint_policy("daly,write=30s,restart=5m");
     c.horizon = static_cast<TimeNs>(k.days) * kDay;
@@ -341,7 +334,7 @@ TEST(SimValidation, JobMttfScalesWithJobSizeAsInMetasStudy) {
 }
 
 TEST(SimDeterminism, SameSeedSameRunOtherSeedOtherRun) {
-  SimConfig c = config("64x8", "backfill");
+  SimConfig c = test_config("64x8", "backfill");
   c.failures = *failure_preset("llama3:scale=50");
   c.checkpoint = *parse_checkpoint_policy("young");
   std::vector<TraceJob> jobs;

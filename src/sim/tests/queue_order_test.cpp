@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/engine.h"
+#include "sim/tests/support.h"
 
 namespace cardiac::sim {
 namespace {
@@ -25,14 +26,6 @@ TraceJob job(std::int64_t id, double submit_s, unsigned gpus, double duration_s,
   t.duration = static_cast<DurationNs>(duration_s * 1e9);
   t.user = user;
   return t;
-}
-
-SimConfig config(const std::string& cluster, const std::string& policy) {
-  SimConfig c;
-  c.cluster = *parse_cluster(cluster);
-  c.policy = *sched::parse_policy(policy);
-  c.policy.explain = false;
-  return c;
 }
 
 std::vector<TraceJob> random_trace(std::mt19937& rng) {
@@ -65,7 +58,7 @@ TEST(SimQueueOrder, PeriodZeroEqualsRankingEveryPass) {
     std::mt19937 rng(seed);
     const std::vector<TraceJob> jobs = random_trace(rng);
     for (const std::string& policy : policies) {
-      SimConfig c = config(seed % 3 == 0 ? "3x4" : "2x8", policy);
+      SimConfig c = test_config(seed % 3 == 0 ? "3x4" : "2x8", policy);
       c.backfill_interval = seed % 2 == 0 ? 0 : 30 * kSec;
       c.priority_calc_period = 0;
       c.policy.weights.max_age = 3600 * kSec;  // ages that matter within the run
@@ -98,7 +91,7 @@ TEST(SimQueueOrder, PeriodZeroEqualsRankingEveryPass) {
 TEST(SimQueueOrder, FairShareOrderHoldsBetweenRecomputations) {
   const std::vector<TraceJob> jobs = {job(0, 0, 1, 100, "a"), job(1, 10, 1, 100, "a"),
                                       job(2, 20, 1, 100, "b")};
-  SimConfig c = config("1x1", "fairshare");
+  SimConfig c = test_config("1x1", "fairshare");
   c.priority_calc_period = 0;
   auto now = simulate(c, jobs);
   c.priority_calc_period = 3600 * kSec;
@@ -117,7 +110,7 @@ TEST(SimQueueOrder, PriorityKeysNewArrivalsAndHoldsTheOrder) {
   std::vector<TraceJob> jobs = {job(0, 0, 1, 100, "a"), job(1, 10, 1, 100, "a"),
                                 job(2, 20, 1, 100, "a")};
   jobs[2].priority = 5;
-  SimConfig c = config("1x1", "priority");
+  SimConfig c = test_config("1x1", "priority");
   c.priority_calc_period = 3600 * kSec;
   auto r = simulate(c, jobs);
   ASSERT_TRUE(r);
