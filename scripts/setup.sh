@@ -10,7 +10,7 @@ PACKAGES=(
   libfmt-dev libspdlog-dev nlohmann-json3-dev libtomlplusplus-dev libexpected-dev libcli11-dev
   libsqlite3-dev libcpp-httplib-dev zlib1g-dev liblzma-dev libzstd-dev libbrotli-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  clang clang-format clang-tidy-16 hyperfine
+  clang clang-format clang-tidy-22 hyperfine
   clang-16 libclang-rt-16-dev llvm-16
   prometheus prometheus-alertmanager prometheus-node-exporter curl
 )

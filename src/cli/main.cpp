@@ -4,12 +4,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
 #include <iostream>
 #include <string>
 
 #include "cli/commands.h"
 #include "core/log.h"
+#include "core/strings.h"
 #include "queue/runner.h"
 #include "telemetry/event_worker.h"
 #include "telemetry/gpu_worker.h"
@@ -22,7 +24,11 @@ int worker_main(int argc, char** argv) {
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--nvml-lib") options.nvml_lib = argv[i + 1];
-    if (flag == "--progress-fd") options.progress_fd = std::atoi(argv[i + 1]);
+    if (flag == "--progress-fd") {
+      // A number the agent wrote; anything else leaves progress off rather than writing to fd 0.
+      auto fd = cardiac::parse_i64(argv[i + 1]);
+      options.progress_fd = fd && *fd >= 0 && *fd <= INT32_MAX ? static_cast<int>(*fd) : -1;
+    }
     if (flag == "--events") options.events = std::string(argv[i + 1]) == "1";
   }
   // The worker process's own clock: it stamps readings and events.

@@ -50,7 +50,7 @@ Status apply_policy_table(const std::string& path, const toml::table& t, PolicyT
       return fail(Error::parse(fmt::format("policy.{} must be a duration like \"30s\"", key),
                                r.where(n->source())));
     }
-    if (!dst) dst = *ns;
+    if (!dst) dst = ns;
     return {};
   };
   CARDIAC_TRY(period("backfill_interval", p.backfill_interval));

@@ -104,7 +104,7 @@ Result<SimSetup> build_sim_setup(const SimFlags& flags) {
       return fail(Error::invalid(fmt::format(
           "--backfill-interval '{}': expected a duration like 30s", f.backfill_interval)));
     }
-    f.tuning.backfill_interval = *ns;
+    f.tuning.backfill_interval = ns;
   }
   if (!f.priority_calc_period.empty()) {
     auto ns = parse_duration_ns(f.priority_calc_period);
@@ -112,7 +112,7 @@ Result<SimSetup> build_sim_setup(const SimFlags& flags) {
       return fail(Error::invalid(fmt::format(
           "--priority-calc-period '{}': expected a duration like 5m", f.priority_calc_period)));
     }
-    f.tuning.priority_calc_period = *ns;
+    f.tuning.priority_calc_period = ns;
   }
   if (!f.config.empty()) CARDIAC_TRY(apply_sim_file(f.config, f));
   SimSetup setup;

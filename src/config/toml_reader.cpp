@@ -2,6 +2,8 @@
 // TableReader implementation.
 #include "config/toml_reader.h"
 
+#include <utility>
+
 #include "core/format.h"
 #include "core/strings.h"
 
@@ -36,14 +38,14 @@ Error TableReader::missing(std::string_view key, std::string_view why) const {
 Result<std::optional<std::string>> TableReader::string(std::string_view key) const {
   const toml::node* n = table_.get(key);
   if (!n) return std::optional<std::string>{};
-  if (auto s = n->value<std::string>()) return std::optional<std::string>{*s};
+  if (auto s = n->value<std::string>()) return std::optional<std::string>{std::move(s)};
   return fail(bad(key, *n, "a string"));
 }
 
 Result<std::optional<double>> TableReader::number(std::string_view key) const {
   const toml::node* n = table_.get(key);
   if (!n) return std::optional<double>{};
-  if (n->is_number()) return std::optional<double>{*n->value<double>()};
+  if (n->is_number()) return std::optional<double>{n->value<double>()};
   return fail(bad(key, *n, "a number"));
 }
 

@@ -105,7 +105,7 @@ Result<CpuStat> parse_proc_stat(std::string_view text) {
     } else if (f[0] == "procs_running" || f[0] == "procs_blocked") {
       auto n = f.size() == 2 ? parse_u64(f[1]) : std::nullopt;
       if (!n) return fail(line_error(line, fmt::format("bad value for {}", f[0])));
-      (f[0] == "procs_running" ? out.procs_running : out.procs_blocked) = *n;
+      (f[0] == "procs_running" ? out.procs_running : out.procs_blocked) = n;
     }
   }
   if (!have_total) return fail(Error::parse("no aggregate 'cpu' line"));

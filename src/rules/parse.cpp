@@ -53,7 +53,7 @@ Result<std::optional<DurationNs>> read_duration(const TableReader& r, std::strin
   if (!ns || *ns < 0 || (!allow_zero && *ns == 0)) {
     return fail(r.invalid(key, "must be a duration such as \"30s\", \"5m\" or \"1h\""));
   }
-  return std::optional<DurationNs>{*ns};
+  return ns;
 }
 
 // Each label's own error names it ('rule[0].labels.gpu').
@@ -96,7 +96,7 @@ std::optional<CounterFunction> counter_function(std::string_view text) {
     return f;  // window missing: the caller says so
   }
   f.name = std::string(rest.substr(0, open));
-  if (auto ns = parse_duration_ns(rest.substr(open + 1, close - open - 1))) f.window = *ns;
+  if (auto ns = parse_duration_ns(rest.substr(open + 1, close - open - 1))) f.window = ns;
   return f;
 }
 

@@ -12,66 +12,76 @@
 namespace cardiac::rules {
 namespace {
 
-const std::vector<MetricInfo> kBaseMetrics = {
-    {"gpu_up", Scope::kGpu, false, "1 when the GPU answers normally, 0 when lost/hung/erroring"},
-    {"gpu_count", Scope::kHost, false, "GPUs NVML reports (0 when NVML is unusable)"},
-    {"nvml_available", Scope::kHost, false, "1 when NVML loaded and initialised, else 0"},
-    {"gpu_temperature", Scope::kGpu, false, "GPU core temperature, °C"},
-    {"gpu_temperature_slowdown", Scope::kGpu, false, "slowdown threshold, °C"},
-    {"gpu_temperature_shutdown", Scope::kGpu, false, "shutdown threshold, °C"},
-    {"gpu_utilization_gpu", Scope::kGpu, false, "GPU utilization, %"},
-    {"gpu_utilization_memory", Scope::kGpu, false, "memory controller utilization, %"},
-    {"gpu_memory_used_bytes", Scope::kGpu, false, "frame buffer used, bytes"},
-    {"gpu_memory_used_pct", Scope::kGpu, false, "frame buffer used, % of total"},
-    {"gpu_power_usage_w", Scope::kGpu, false, "board power, W"},
-    {"gpu_process_count", Scope::kGpu, false, "processes holding the GPU"},
-    {"gpu_clock_event_hw_slowdown", Scope::kGpu, false, "1 while HW slowdown is active"},
-    {"gpu_clock_event_hw_thermal", Scope::kGpu, false, "1 while HW thermal slowdown is active"},
-    {"gpu_clock_event_hw_power_brake", Scope::kGpu, false, "1 while HW power brake is active"},
-    {"gpu_clock_event_sw_thermal", Scope::kGpu, false, "1 while SW thermal slowdown is active"},
-    {"gpu_clock_event_sw_power_cap", Scope::kGpu, false, "1 while SW power capping is active"},
-    {"gpu_ecc_volatile_corrected", Scope::kGpu, true, "corrected ECC errors since driver load"},
-    {"gpu_ecc_volatile_uncorrected", Scope::kGpu, true, "double-bit ECC errors since driver load"},
-    {"gpu_ecc_aggregate_corrected", Scope::kGpu, true, "corrected ECC errors, lifetime"},
-    {"gpu_ecc_aggregate_uncorrected", Scope::kGpu, true, "uncorrected ECC errors, lifetime"},
-    {"gpu_retired_pages_total", Scope::kGpu, true, "pages retired (SBE + DBE)"},
-    {"gpu_retired_pages_pending", Scope::kGpu, false, "1 when a retirement waits for a reset"},
-    {"gpu_remapped_rows_uncorrected", Scope::kGpu, true, "rows remapped for uncorrected errors"},
-    {"gpu_remapped_rows_pending", Scope::kGpu, false, "1 when a row remap waits for a reset"},
-    {"gpu_remapped_rows_failure", Scope::kGpu, false, "1 when a row remap failed"},
-    {"gpu_pcie_gen_current", Scope::kGpu, false, "PCIe link generation now"},
-    {"gpu_pcie_gen_max", Scope::kGpu, false, "PCIe link generation, maximum"},
-    {"gpu_pcie_width_current", Scope::kGpu, false, "PCIe link width now, lanes"},
-    {"gpu_pcie_width_max", Scope::kGpu, false, "PCIe link width, maximum"},
-    {"gpu_pcie_replay_counter", Scope::kGpu, true, "PCIe replays"},
-    {"gpu_pcie_replay_limit_per_min", Scope::kGpu, false,
-     "DCGM's expected replays per minute for the current gen and width"},
-    {"host_cpu_busy_pct", Scope::kHost, false, "CPU busy, % (needs two samples)"},
-    {"host_memory_available_pct", Scope::kHost, false, "memory available, % of total"},
-    {"host_swap_used_bytes", Scope::kHost, false, "swap in use, bytes"},
-    {"host_swap_used_pct", Scope::kHost, false, "swap in use, % of swap"},
-    {"host_disk_used_pct", Scope::kHost, false, "file system used, % (label mount)"},
-    {"host_dstate_processes", Scope::kHost, false, "processes in uninterruptible sleep"},
-    {"host_nic_util_pct", Scope::kHost, false, "max(rx, tx) % of link speed (label nic)"},
-    {"host_nic_errors_total", Scope::kHost, true, "rx + tx errors (label nic)"},
-    {"host_nic_drops_total", Scope::kHost, true, "rx + tx drops (label nic)"},
-    {"host_inlet_temperature_c", Scope::kHost, false, "inlet/room temperature, °C (no source yet)"},
-    {"kmsg_up", Scope::kHost, false,
-     "1 while the configured kernel log is read, 0 while it cannot be (absent when not watched)"},
-    {"gpu_xid_errors_total", Scope::kGpu, true,
-     "Xids seen since the agent started (labels xid, pci_bus_id)", true},
-};
+// Built on first use: a throw (bad_alloc) while building them reaches a caller, not terminate()
+// during static initialisation.
+const std::vector<MetricInfo>& base_metrics() {
+  static const std::vector<MetricInfo> kBaseMetrics = {
+      {"gpu_up", Scope::kGpu, false, "1 when the GPU answers normally, 0 when lost/hung/erroring"},
+      {"gpu_count", Scope::kHost, false, "GPUs NVML reports (0 when NVML is unusable)"},
+      {"nvml_available", Scope::kHost, false, "1 when NVML loaded and initialised, else 0"},
+      {"gpu_temperature", Scope::kGpu, false, "GPU core temperature, °C"},
+      {"gpu_temperature_slowdown", Scope::kGpu, false, "slowdown threshold, °C"},
+      {"gpu_temperature_shutdown", Scope::kGpu, false, "shutdown threshold, °C"},
+      {"gpu_utilization_gpu", Scope::kGpu, false, "GPU utilization, %"},
+      {"gpu_utilization_memory", Scope::kGpu, false, "memory controller utilization, %"},
+      {"gpu_memory_used_bytes", Scope::kGpu, false, "frame buffer used, bytes"},
+      {"gpu_memory_used_pct", Scope::kGpu, false, "frame buffer used, % of total"},
+      {"gpu_power_usage_w", Scope::kGpu, false, "board power, W"},
+      {"gpu_process_count", Scope::kGpu, false, "processes holding the GPU"},
+      {"gpu_clock_event_hw_slowdown", Scope::kGpu, false, "1 while HW slowdown is active"},
+      {"gpu_clock_event_hw_thermal", Scope::kGpu, false, "1 while HW thermal slowdown is active"},
+      {"gpu_clock_event_hw_power_brake", Scope::kGpu, false, "1 while HW power brake is active"},
+      {"gpu_clock_event_sw_thermal", Scope::kGpu, false, "1 while SW thermal slowdown is active"},
+      {"gpu_clock_event_sw_power_cap", Scope::kGpu, false, "1 while SW power capping is active"},
+      {"gpu_ecc_volatile_corrected", Scope::kGpu, true, "corrected ECC errors since driver load"},
+      {"gpu_ecc_volatile_uncorrected", Scope::kGpu, true,
+       "double-bit ECC errors since driver load"},
+      {"gpu_ecc_aggregate_corrected", Scope::kGpu, true, "corrected ECC errors, lifetime"},
+      {"gpu_ecc_aggregate_uncorrected", Scope::kGpu, true, "uncorrected ECC errors, lifetime"},
+      {"gpu_retired_pages_total", Scope::kGpu, true, "pages retired (SBE + DBE)"},
+      {"gpu_retired_pages_pending", Scope::kGpu, false, "1 when a retirement waits for a reset"},
+      {"gpu_remapped_rows_uncorrected", Scope::kGpu, true, "rows remapped for uncorrected errors"},
+      {"gpu_remapped_rows_pending", Scope::kGpu, false, "1 when a row remap waits for a reset"},
+      {"gpu_remapped_rows_failure", Scope::kGpu, false, "1 when a row remap failed"},
+      {"gpu_pcie_gen_current", Scope::kGpu, false, "PCIe link generation now"},
+      {"gpu_pcie_gen_max", Scope::kGpu, false, "PCIe link generation, maximum"},
+      {"gpu_pcie_width_current", Scope::kGpu, false, "PCIe link width now, lanes"},
+      {"gpu_pcie_width_max", Scope::kGpu, false, "PCIe link width, maximum"},
+      {"gpu_pcie_replay_counter", Scope::kGpu, true, "PCIe replays"},
+      {"gpu_pcie_replay_limit_per_min", Scope::kGpu, false,
+       "DCGM's expected replays per minute for the current gen and width"},
+      {"host_cpu_busy_pct", Scope::kHost, false, "CPU busy, % (needs two samples)"},
+      {"host_memory_available_pct", Scope::kHost, false, "memory available, % of total"},
+      {"host_swap_used_bytes", Scope::kHost, false, "swap in use, bytes"},
+      {"host_swap_used_pct", Scope::kHost, false, "swap in use, % of swap"},
+      {"host_disk_used_pct", Scope::kHost, false, "file system used, % (label mount)"},
+      {"host_dstate_processes", Scope::kHost, false, "processes in uninterruptible sleep"},
+      {"host_nic_util_pct", Scope::kHost, false, "max(rx, tx) % of link speed (label nic)"},
+      {"host_nic_errors_total", Scope::kHost, true, "rx + tx errors (label nic)"},
+      {"host_nic_drops_total", Scope::kHost, true, "rx + tx drops (label nic)"},
+      {"host_inlet_temperature_c", Scope::kHost, false,
+       "inlet/room temperature, °C (no source yet)"},
+      {"kmsg_up", Scope::kHost, false,
+       "1 while the configured kernel log is read, 0 while it cannot be (absent when not watched)"},
+      {"gpu_xid_errors_total", Scope::kGpu, true,
+       "Xids seen since the agent started (labels xid, pci_bus_id)", true},
+  };
+  return kBaseMetrics;
+}
 
 // The base list plus one counter per fault class of health's catalog.
-const std::vector<MetricInfo> kMetrics = [] {
-  std::vector<MetricInfo> out = kBaseMetrics;
-  for (const auto& c : health::fault_classes()) {
-    const Scope scope =
-        c.fault_class == health::FaultClass::kSxidFatal ? Scope::kHost : Scope::kGpu;
-    out.push_back({c.rule_metric, scope, true, c.meaning, true});
-  }
-  return out;
-}();
+const std::vector<MetricInfo>& all_metrics() {
+  static const std::vector<MetricInfo> kMetrics = [] {
+    std::vector<MetricInfo> out = base_metrics();
+    for (const auto& c : health::fault_classes()) {
+      const Scope scope =
+          c.fault_class == health::FaultClass::kSxidFatal ? Scope::kHost : Scope::kGpu;
+      out.push_back({c.rule_metric, scope, true, c.meaning, true});
+    }
+    return out;
+  }();
+  return kMetrics;
+}
 
 class Builder {
  public:
@@ -225,11 +235,11 @@ std::string_view scope_name(Scope s) {
 }
 
 const std::vector<MetricInfo>& known_metrics() {
-  return kMetrics;
+  return all_metrics();
 }
 
 const MetricInfo* find_metric(std::string_view name) {
-  for (const auto& m : kMetrics) {
+  for (const auto& m : all_metrics()) {
     if (m.name == name) return &m;
   }
   return nullptr;

@@ -66,6 +66,8 @@ Status fit_duration(const SynthParams& p, SynthFit& fit) {
   // with sigma towards max/2; scan for the first step past the target, then bisect that step.
   const double cap = p.max_duration_s, target = p.mean_duration_s;
   double lo = 0, hi = 0;
+  // A coarse scan that the bisection below refines; its running sum is part of the fit.
+  // NOLINTNEXTLINE(bugprone-float-loop-counter)
   for (double s = 0.01; s <= 30; s += 0.01) {
     if (clamped_lognormal_mean(fit.mu, s, cap) >= target) {
       hi = s;

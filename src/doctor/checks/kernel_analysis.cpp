@@ -88,7 +88,7 @@ Evidence log_evidence(const Analysis& a, std::size_t event, std::string_view tex
   ev.kind = "log";
   ev.text = text.empty() ? e.raw : std::string(text);
   if (ev.text.empty()) ev.text = e.message;
-  if (e.time_ns) ev.time = *e.time_ns;
+  if (e.time_ns) ev.time = e.time_ns;
   ev.source = a.in.kmsg_source;
   return ev;
 }
