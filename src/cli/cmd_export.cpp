@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // `cardiac export prometheus-rules`: the alert rules as a Prometheus rule file, over the
 // metric names the agent exports, for fleets that evaluate alerts in Prometheus.
+// `cardiac export npd-config`: node-problem-detector's custom-plugin-monitor file for `cardiac
+// npd`.
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/node_check.h"
+#include "core/strings.h"
 #include "promrules/prometheus_rules.h"
 #include "rules/defaults.h"
 #include "rules/parse.h"
@@ -18,7 +22,47 @@ struct ExportFlags {
   std::string output = "-";
   std::string rules_file;
   bool no_defaults = false;
+  // npd-config
+  std::string path = "/usr/bin/cardiac";
+  std::string interval = "30s";
+  std::string timeout = "10s";
+  std::size_t max_output = 80;
 };
+
+// Writes `text` to `output` ('-': standard output).
+int write_output(const std::string& output, const std::string& text, Context& ctx) {
+  if (output == "-") {
+    ctx.out << text;
+    return kExitOk;
+  }
+  errno = 0;
+  std::ofstream out(output, std::ios::trunc);
+  if (!out || !(out << text) || !out.flush()) {
+    // The stream keeps no reason; errno still holds the failed open(2) or write(2)'s.
+    ctx.err << "cardiac export: cannot write " << output << ": "
+            << (errno ? std::strerror(errno) : "write failed") << "\n";
+    return kExitCannotRun;
+  }
+  return kExitOk;
+}
+
+int run_export_npd(const ExportFlags& f, Context& ctx) {
+  for (const auto* d : {&f.interval, &f.timeout}) {
+    auto ns = parse_duration_ns(*d);
+    if (!ns || *ns <= 0) {
+      ctx.err << "cardiac export npd-config: not a duration: '" << *d << "' (e.g. 30s, 1m)\n";
+      return kExitUsage;
+    }
+  }
+  if (f.path.empty() || f.path.front() != '/') {
+    ctx.err << "cardiac export npd-config: --path must be absolute (NPD runs it from its own "
+               "directory): '"
+            << f.path << "'\n";
+    return kExitUsage;
+  }
+  return write_output(f.output,
+                      npd_config(f.path, f.interval, f.timeout, f.max_output).dump(2) + "\n", ctx);
+}
 
 int run_export_rules(const ExportFlags& f, Context& ctx) {
   std::vector<rules::Rule> all;
@@ -50,19 +94,7 @@ int run_export_rules(const ExportFlags& f, Context& ctx) {
   std::vector<std::string> skipped;
   std::string yaml = promrules::export_prometheus_rules(all, &skipped);
   for (const auto& s : skipped) ctx.err << "cardiac export: skipped " << s << "\n";
-  if (f.output == "-") {
-    ctx.out << yaml;
-    return kExitOk;
-  }
-  errno = 0;
-  std::ofstream out(f.output, std::ios::trunc);
-  if (!out || !(out << yaml) || !out.flush()) {
-    // The stream keeps no reason; errno still holds the failed open(2) or write(2)'s.
-    ctx.err << "cardiac export: cannot write " << f.output << ": "
-            << (errno ? std::strerror(errno) : "write failed") << "\n";
-    return kExitCannotRun;
-  }
-  return kExitOk;
+  return write_output(f.output, yaml, ctx);
 }
 
 }  // namespace
@@ -75,7 +107,21 @@ Runner register_export(CLI::App& sub) {
       ->capture_default_str();
   rules->add_option("--rules", f->rules_file, "Extra rules file (TOML) to include");
   rules->add_flag("--no-default-rules", f->no_defaults, "Leave out the built-in rules");
-  return [f](Context& ctx) { return run_export_rules(*f, ctx); };
+  auto* npd = sub.add_subcommand(
+      "npd-config", "node-problem-detector custom-plugin config running `cardiac npd`");
+  npd->add_option("-o,--output", f->output, "File to write ('-' for stdout)")
+      ->capture_default_str();
+  npd->add_option("--path", f->path, "Where cardiac is installed on the nodes")
+      ->capture_default_str();
+  npd->add_option("--interval", f->interval, "How often NPD runs each check")
+      ->capture_default_str();
+  npd->add_option("--timeout", f->timeout, "NPD's deadline for one run")->capture_default_str();
+  npd->add_option("--max-output", f->max_output, "NPD's max_output_length (bytes)")
+      ->check(CLI::Range(8, 4096))
+      ->capture_default_str();
+  return [f, npd](Context& ctx) {
+    return npd->parsed() ? run_export_npd(*f, ctx) : run_export_rules(*f, ctx);
+  };
 }
 
 }  // namespace cardiac::cli

@@ -17,11 +17,15 @@ struct CommandSpec {
   const char* name;
   const char* help;
   Runner (*register_fn)(CLI::App& sub);
+  // The exit code of a flag the command does not accept. `check` speaks the monitoring-plugin
+  // convention, where 2 is CRITICAL: its usage errors are UNKNOWN (3).
+  int usage_exit = kExitUsage;
 };
 
 Runner register_agent(CLI::App& sub);
 Runner register_alerts(CLI::App& sub);
 Runner register_cancel(CLI::App& sub);
+Runner register_check(CLI::App& sub);
 Runner register_doctor(CLI::App& sub);
 Runner register_events(CLI::App& sub);
 Runner register_export(CLI::App& sub);
@@ -31,6 +35,7 @@ Runner register_hold(CLI::App& sub);
 Runner register_incidents(CLI::App& sub);
 Runner register_jobs(CLI::App& sub);
 Runner register_logs(CLI::App& sub);
+Runner register_npd(CLI::App& sub);
 Runner register_queue(CLI::App& sub);
 Runner register_release(CLI::App& sub);
 Runner register_scenario(CLI::App& sub);

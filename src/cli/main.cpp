@@ -43,11 +43,14 @@ constexpr cardiac::cli::CommandSpec kCommands[] = {
      cardiac::cli::register_agent},
     {"alerts", "List alerts; acknowledge or silence them", cardiac::cli::register_alerts},
     {"cancel", "Cancel queued or running jobs", cardiac::cli::register_cancel},
+    {"check", "Monitoring-plugin check: OK/WARNING/CRITICAL/UNKNOWN with the worst GPU problem",
+     cardiac::cli::register_check, cardiac::cli::kExitCannotRun},
     {"doctor",
      "Find the cause of a slow, hung or failing GPU server: findings, evidence, next steps",
      cardiac::cli::register_doctor},
     {"events", "Kernel-log and Xid events from the agent's store", cardiac::cli::register_events},
-    {"export", "Integration files: Prometheus alerting rules", cardiac::cli::register_export},
+    {"export", "Integration files: Prometheus alerting rules, node-problem-detector config",
+     cardiac::cli::register_export},
     {"fence", "GPUs kept free of new jobs: list, add, clear", cardiac::cli::register_fence},
     {"history", "A metric's history from the agent's store", cardiac::cli::register_history},
     {"hold", "Keep a pending job from starting", cardiac::cli::register_hold},
@@ -55,6 +58,8 @@ constexpr cardiac::cli::CommandSpec kCommands[] = {
      cardiac::cli::register_incidents},
     {"jobs", "Jobs that ended: state, exit code, run time", cardiac::cli::register_jobs},
     {"logs", "A job's output (-f follows it)", cardiac::cli::register_logs},
+    {"npd", "node-problem-detector custom plugin: exit 0 OK, 1 problem, 2 unknown",
+     cardiac::cli::register_npd},
     {"queue", "Pending and running jobs, with why each waits", cardiac::cli::register_queue},
     {"release", "Let a held job start again", cardiac::cli::register_release},
     {"scenario", "Record this machine's NVML answers into a fake-NVML scenario file",
@@ -97,7 +102,11 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
-    return rc == 0 ? 0 : cardiac::cli::kExitUsage;
+    if (rc == 0) return 0;
+    for (std::size_t i = 0; i < runners.size(); ++i) {
+      if (runners[i].first->parsed()) return kCommands[i].usage_exit;
+    }
+    return cardiac::cli::kExitUsage;
   }
   cardiac::log::set_level(log_level);
   cardiac::cli::Context ctx{std::cout, std::cerr, cardiac::SystemClock::instance(),
