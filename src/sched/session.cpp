@@ -79,11 +79,12 @@ void Session::set_health(unsigned node, unsigned gpu, GpuHealth health) {
   Impl& m = *impl_;
   if (node >= m.cluster.nodes.size() || gpu >= m.cluster.nodes[node].gpus.size()) return;
   Gpu& g = m.cluster.nodes[node].gpus[gpu];
+  const bool was_fenced = g.health == GpuHealth::kFenced;
   g.health = health;
   const unsigned flat = m.state.nodes()[node].begin + gpu;
   m.state.set_usable(flat, health != GpuHealth::kFenced && !g.busy_outside,
                      health == GpuHealth::kDegraded);
-  m.capacity.forget_health();
+  if (was_fenced != (health == GpuHealth::kFenced)) m.capacity.fence_changed(node, !was_fenced);
 }
 
 const Cluster& Session::cluster() const {

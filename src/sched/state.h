@@ -126,7 +126,21 @@ class ClusterState {
   [[nodiscard]] const NodeSet& bucket(Phase p, unsigned cls, unsigned c) const {
     return (p == Phase::kOk ? ok_ : all_)[cls * (max_c_ + 1) + c];
   }
+  // What one GPU's change does to its node's counts.
+  struct Delta {
+    int free = 0, ok = 0, shared = 0;
+    Delta& operator+=(const Delta& o) {
+      free += o.free;
+      ok += o.ok;
+      shared += o.shared;
+      return *this;
+    }
+  };
+  static Delta delta(const GpuSlot& before, const GpuSlot& after);
+  void adjust(unsigned node, const Delta& d);
   void update_gpu(unsigned g, const GpuSlot& before);
+  template <class Change>
+  void change_each(const Alloc& a, Change&& change);
   [[nodiscard]] unsigned classes_for(std::uint64_t memory) const;
   [[nodiscard]] unsigned scan_count(unsigned node, Phase p, std::uint64_t memory,
                                     bool shared) const;
