@@ -22,15 +22,18 @@ double clamp01(double v) {
 }
 
 // Fair-share factor per pending job, from a tree holding every pending and running user.
+// `assoc` gets each job's node in the tree, `nodes` how many nodes the tree has.
 std::vector<double> pending_fairshare(const Cluster& cluster, const std::vector<Job>& pending,
-                                      const Usage& usage, const PolicyConfig& policy) {
+                                      const Usage& usage, const PolicyConfig& policy,
+                                      std::vector<int>& assoc, std::size_t& nodes) {
   FairShareTree tree(usage);
-  std::vector<int> assoc(pending.size());
+  assoc.resize(pending.size());
   for (std::size_t i = 0; i < pending.size(); ++i) {
     assoc[i] = tree.ensure(pending[i].user, pending[i].account);
   }
   for (const Running& r : cluster.running) tree.ensure(r.user, r.account);
   tree.compute(usage, policy.dampening);
+  nodes = tree.nodes().size();
   std::vector<double> f(pending.size());
   for (std::size_t i = 0; i < pending.size(); ++i) f[i] = tree.factor(assoc[i], policy.fair_tree);
   return f;
@@ -44,7 +47,7 @@ Ranking rank_jobs(const Cluster& cluster, const std::vector<Job>& pending, const
   const bool factors = breakdown || order == Order::kPriority || order == Order::kFairshare;
   std::vector<double> fs;
   if (factors) {
-    fs = pending_fairshare(cluster, pending, usage, policy);
+    fs = pending_fairshare(cluster, pending, usage, policy, out.association, out.associations);
     out.priorities.resize(pending.size());
     PriorityScale scale;
     for (const Node& n : cluster.nodes) scale.total_gpus += static_cast<double>(n.gpus.size());

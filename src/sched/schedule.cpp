@@ -392,6 +392,7 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
     if (a) {
       res.starts.push_back(Start{.job = job.id, .placement = state.to_placement(*a)});
       out.started.push_back(next);
+      out.allocs.push_back(*a);
       state.apply(*a);
       if (!head) started.emplace_back(job.time_limit, *a);
     }

@@ -18,7 +18,7 @@ struct Session::Impl {
   std::unordered_map<JobId, std::size_t> at;  // running job → index in cluster.running
 
   // The jobs a pass started become running jobs.
-  void adopt_starts(const detail::OrderedPass& pass, TimeNs now) {
+  void adopt_starts(detail::OrderedPass& pass, TimeNs now) {
     for (std::size_t i = 0; i < pass.started.size(); ++i) {
       const Job& j = *pass.started[i];
       Running r{.id = j.id,
@@ -30,7 +30,7 @@ struct Session::Impl {
                 .start_time = now,
                 .time_limit = j.time_limit};
       // The pass applied the allocation already; the state only needs to know it is running.
-      state.adopt(state.alloc_of(r));
+      state.adopt(std::move(pass.allocs[i]));
       at[j.id] = cluster.running.size();
       cluster.running.push_back(std::move(r));
     }

@@ -154,6 +154,28 @@ Alloc ClusterState::alloc_of(const Running& r) const {
   return a;
 }
 
+bool ClusterState::same_alloc(const Running& r, const Alloc& a) const {
+  if (r.shared != a.shared || r.gpu_memory != a.memory) return false;
+  std::size_t k = 0;
+  for (const NodeGpus& ng : r.placement) {
+    if (ng.node >= nodes_.size()) continue;
+    const NodeSlot& node = nodes_[ng.node];
+    for (unsigned idx : ng.gpus) {
+      unsigned flat = node.begin + idx;
+      if (idx >= node.count || gpus_[flat].index != idx) {
+        flat = ~0u;
+        for (unsigned i = node.begin; i < node.begin + node.count; ++i) {
+          if (gpus_[i].index == idx) flat = i;
+        }
+        if (flat == ~0u) continue;
+      }
+      if (k >= a.gpus.size() || a.gpus[k] != flat) return false;
+      ++k;
+    }
+  }
+  return k == a.gpus.size();
+}
+
 void ClusterState::adopt(Alloc a) {
   running_.push_back(std::move(a));
 }

@@ -90,6 +90,14 @@ class ClusterState {
   // into its place, as the caller's swap-remove does.
   void adopt(Alloc a);
   void end_running(std::size_t i);
+  // Replaces the running jobs' allocations, all applied already (a caller that diffs a
+  // cluster read afresh against the state: KeptOrder), index-aligned with its new
+  // Cluster::running.
+  void set_running(std::vector<Alloc> running) { running_ = std::move(running); }
+  // The running jobs' allocations, moved out (still applied): set_running puts them back.
+  std::vector<Alloc> take_running() { return std::move(running_); }
+  // Whether alloc_of(r) would equal `a` (GPUs in the same order), without building it.
+  [[nodiscard]] bool same_alloc(const Running& r, const Alloc& a) const;
   // A GPU fenced, busy outside, healthy again or degraded, with the indexes kept right. Only
   // for GPUs that were usable when the state was built: memory classes count those.
   void set_usable(unsigned g, bool usable, bool degraded);
