@@ -48,7 +48,7 @@ Ranking rank_jobs(const Cluster& cluster, const std::vector<Job>& pending, const
   std::vector<double> fs;
   if (factors) {
     fs = pending_fairshare(cluster, pending, usage, policy, out.association, out.associations);
-    out.priorities.resize(pending.size());
+    out.priorities.reserve(pending.size());
     PriorityScale scale;
     for (const Node& n : cluster.nodes) scale.total_gpus += static_cast<double>(n.gpus.size());
     for (const Job& j : pending) {
@@ -56,7 +56,7 @@ Ranking rank_jobs(const Cluster& cluster, const std::vector<Job>& pending, const
       scale.highest = std::max(scale.highest, j.priority);
     }
     for (std::size_t i = 0; i < pending.size(); ++i) {
-      out.priorities[i] = priority_of(pending[i], fs[i], scale, policy.weights, now);
+      out.priorities.push_back(priority_of(pending[i], fs[i], scale, policy.weights, now));
     }
   }
 

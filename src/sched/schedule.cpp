@@ -46,18 +46,34 @@ struct Plan {
 // per end time.
 std::optional<Plan> plan_start(ClusterState& state, std::vector<Ending> ends, const Need& need,
                                bool spread, TimeNs now) {
-  std::sort(ends.begin(), ends.end(), [](const Ending& a, const Ending& b) {
-    return a.end != b.end ? a.end < b.end : a.seq < b.seq;
-  });
+  // The ends in order, taken from a heap as far as the search needs them: an exclusive request
+  // usually fits after a few, and sorting every running job's end on each backfill pass cost
+  // more than the search. The galloping search (a shared request) takes them all.
+  auto later = [](const Ending& a, const Ending& b) {
+    return a.end != b.end ? a.end > b.end : a.seq > b.seq;
+  };
+  std::make_heap(ends.begin(), ends.end(), later);
+  std::vector<Ending> sorted;
+  sorted.reserve(ends.size());
   // bounds[g]: how many ends are released once the g-th distinct end time is reached.
   std::vector<std::size_t> bounds;
-  for (std::size_t i = 0; i < ends.size(); ++i) {
-    if (i + 1 == ends.size() || ends[i + 1].end != ends[i].end) bounds.push_back(i + 1);
-  }
+  // Whether the g-th distinct end time exists; takes the ends up to it off the heap.
+  auto group = [&](std::size_t g) {
+    while (bounds.size() <= g && !ends.empty()) {
+      const TimeNs t = ends.front().end;
+      while (!ends.empty() && ends.front().end == t) {
+        std::pop_heap(ends.begin(), ends.end(), later);
+        sorted.push_back(ends.back());
+        ends.pop_back();
+      }
+      bounds.push_back(sorted.size());
+    }
+    return g < bounds.size();
+  };
   std::size_t released = 0;
   auto release_to = [&](std::size_t k) {
-    for (; released < k; ++released) state.release(*ends[released].alloc);
-    while (released > k) state.apply(*ends[--released].alloc);
+    for (; released < k; ++released) state.release(*sorted[released].alloc);
+    while (released > k) state.apply(*sorted[--released].alloc);
   };
   auto fits_after = [&](std::size_t g) {
     release_to(bounds[g]);
@@ -69,7 +85,8 @@ std::optional<Plan> plan_start(ClusterState& state, std::vector<Ending> ends, co
   // Exclusive requests are a few index lookups each: tried at every end time, they cost less
   // than the extra releases of a gallop. A shared request scans the shared nodes.
   const bool gallop = need.shared;
-  for (std::size_t step = 1, g = 0; g < bounds.size(); step = gallop ? step * 2 : 1) {
+  if (gallop) group(std::numeric_limits<std::size_t>::max() - 1);
+  for (std::size_t step = 1, g = 0; group(g); step = gallop ? step * 2 : 1) {
     if (fits_after(g)) {
       good = g;
       break;
@@ -95,8 +112,8 @@ std::optional<Plan> plan_start(ClusterState& state, std::vector<Ending> ends, co
     if (auto a = state.find(need, spread)) {
       std::vector<const Alloc*> ended;
       ended.reserve(released);
-      for (std::size_t k = 0; k < released; ++k) ended.push_back(ends[k].alloc);
-      plan = Plan{.start = std::max(ends[released - 1].end, now),
+      for (std::size_t k = 0; k < released; ++k) ended.push_back(sorted[k].alloc);
+      plan = Plan{.start = std::max(sorted[released - 1].end, now),
                   .alloc = state.prefer_busy(need, *a, ended)};
     }
   }
