@@ -169,12 +169,13 @@ class ClusterState {
   std::vector<unsigned> node_of_;      // per GPU
   std::vector<unsigned char> prefer_;  // per GPU once prefer() was used, else empty
   std::vector<Alloc> running_;
-  unsigned free_gpus_ = 0;                // GPUs with is_free()
-  unsigned max_c_ = 0;                    // most GPUs on one node
-  std::vector<std::uint64_t> class_cap_;  // descending
-  std::vector<NodeSet> all_;              // [cls][free]
-  std::vector<NodeSet> ok_;               // [cls][free_ok]
-  NodeSet shared_nodes_;                  // nodes with a GPU that shared jobs use
+  unsigned free_gpus_ = 0;                    // GPUs with is_free()
+  unsigned max_c_ = 0;                        // most GPUs on one node
+  std::vector<std::uint64_t> class_cap_;      // descending
+  mutable std::vector<unsigned> scratch_[3];  // choose_gpus' working lists
+  std::vector<NodeSet> all_;                  // [cls][free]
+  std::vector<NodeSet> ok_;                   // [cls][free_ok]
+  NodeSet shared_nodes_;                      // nodes with a GPU that shared jobs use
   // Nodes whose GPUs may hold more memory than their class says: scanned when a job asks for
   // more than the class (a live server with memory used outside the queue; mixed GPU models).
   std::vector<unsigned> scan_nodes_;
