@@ -88,7 +88,7 @@ Workload make_workload(unsigned nodes, unsigned pending) {
   w.usage.updated_at = kNow;
   for (unsigned i = 0; i < pending; ++i) {
     sched::Job j;
-    j.id = static_cast<sched::JobId>(i + 1);
+    j.id = static_cast<sched::JobId>(i) + 1;
     j.user = "user" + std::to_string(rng() % 200);
     j.gpus = job_size(rng);
     j.nodes = j.gpus > 8 ? 2 : 1;
@@ -102,9 +102,9 @@ Workload make_workload(unsigned nodes, unsigned pending) {
 }
 
 const Workload& workload(unsigned nodes) {
-  static const Workload small = make_workload(1000, 10'000);
-  static const Workload large = make_workload(12'500, 10'000);
-  return nodes == 1000 ? small : large;
+  static const Workload kSmall = make_workload(1000, 10'000);
+  static const Workload kLarge = make_workload(12'500, 10'000);
+  return nodes == 1000 ? kSmall : kLarge;
 }
 
 void pass(benchmark::State& state, const char* policy, unsigned nodes, bool explain) {
