@@ -404,15 +404,13 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
       continue;
     }
     if (head) show(done_in_time);
-    const std::optional<Alloc> a = state.find(need, policy.spread);
+    std::optional<Alloc> a = state.find(need, policy.spread);
     if (a) {
       res.starts.push_back(Start{.job = job.id, .placement = state.to_placement(*a)});
       out.started.push_back(next);
-      out.allocs.push_back(*a);
       state.apply(*a);
       if (!head) started.emplace_back(job.time_limit, *a);
-    }
-    if (a) {
+      out.allocs.push_back(std::move(*a));
       if (head) update_room();
       continue;
     }

@@ -196,7 +196,7 @@ void Engine::leave(std::uint32_t j, TimeNs now) {
   const TraceJob& t = trace_[j];
   detail::release(gpus_, s, j);
   session_.end(j);
-  queue_.left(detail::user_of(t), "");
+  queue_.left(j);
   --running_;
   if (use_usage_) {
     sched::decay_usage(usage_, now, cfg_.policy.half_life);

@@ -37,6 +37,22 @@ TEST(Session, StartsBecomeRunningAndEndsFreeTheirGpus) {
   EXPECT_EQ(s.cluster().running.size(), 1u);
 }
 
+TEST(Session, AnyJobIdRunsAndEnds) {
+  Session s(make_cluster(1, 4).nodes);
+  const JobId ids[] = {3, -7, JobId{1} << 40, (JobId{1} << 24) - 1, JobId{1} << 24};
+  std::vector<Job> pending;
+  for (JobId id : ids) pending.push_back(make_job(id, 1));
+  EXPECT_EQ(s.pass(pending, {}, policy_of("fcfs"), kNow).starts.size(), 4u);
+  const Cluster c = s.cluster();
+  for (const Running& r : c.running) EXPECT_TRUE(s.running(r.id));
+  for (const Running& r : c.running) {
+    s.end(r.id);
+    EXPECT_FALSE(s.running(r.id));
+  }
+  EXPECT_TRUE(s.cluster().running.empty());
+  EXPECT_EQ(s.pass(pending, {}, policy_of("fcfs"), kNow).starts.size(), 4u);
+}
+
 TEST(Session, FencedGpusAreNotUsedUntilHealthyAgain) {
   Session s(make_cluster(1, 4).nodes);
   for (unsigned g = 0; g < 3; ++g) s.set_health(0, g, GpuHealth::kFenced);
