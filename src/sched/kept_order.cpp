@@ -99,6 +99,12 @@ KeptOrder::Live& KeptOrder::sync(const Cluster& cluster) {
   // Running jobs: the ones gone are released, the new ones applied; the rest keep their
   // allocation, in the new order. The live queue lists them in the same order every pass, so
   // a job is usually found where it was.
+  bool same = l.ids.size() == cluster.running.size();
+  for (std::size_t i = 0; same && i < cluster.running.size(); ++i) {
+    same = l.ids[i] == cluster.running[i].id &&
+           l.state.same_alloc(cluster.running[i], l.state.running()[i]);
+  }
+  if (same) return l;  // the usual pass: nothing started or ended since the last
   std::vector<detail::Alloc> old = l.state.take_running();
   std::vector<detail::Alloc> kept(cluster.running.size());
   std::vector<unsigned char> reused(old.size(), 0);
