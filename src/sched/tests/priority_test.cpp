@@ -20,8 +20,8 @@ const PriorityBreakdown& breakdown(const ScheduleResult& r, JobId id) {
     if (b.job == id) return b;
   }
   ADD_FAILURE() << "no priority for job " << id;
-  static const PriorityBreakdown none;
-  return none;
+  static const PriorityBreakdown kNone;
+  return kNone;
 }
 
 // 8 GPUs, all busy, so nothing starts and every job keeps its place.
