@@ -262,13 +262,12 @@ std::vector<unsigned> ClusterState::pick_nodes(Phase p, const Need& need, unsign
   return taken;
 }
 
-std::optional<Alloc> ClusterState::find_multi(const Need& need, bool spread) const {
-  if (need.shared) return find_multi_scan(need, spread);
-  std::vector<unsigned> scanned;
+std::optional<ClusterState::MultiShape> ClusterState::multi_shape(const Need& need) const {
+  MultiShape shape;
   for (unsigned n : scan_nodes_) {
     const NodeSlot& ns = nodes_[n];
     if (class_cap_[ns.cls] < need.memory && ns.max_cap >= need.memory && allowed(need, n)) {
-      scanned.push_back(n);
+      shape.scanned.push_back(n);
     }
   }
   // Cheap refusal first: a busy cluster usually has fewer free GPUs than the job needs.
@@ -279,7 +278,7 @@ std::optional<Alloc> ClusterState::find_multi(const Need& need, bool spread) con
       total += static_cast<unsigned long long>(c) * count(bucket(Phase::kAll, k, c), need);
     }
   }
-  for (unsigned n : scanned) total += scan_count(n, Phase::kAll, need.memory, false);
+  for (unsigned n : shape.scanned) total += scan_count(n, Phase::kAll, need.memory, false);
   if (total < need.gpus || max_c_ == 0) return std::nullopt;
 
   const unsigned max_k =
@@ -288,20 +287,31 @@ std::optional<Alloc> ClusterState::find_multi(const Need& need, bool spread) con
     const unsigned q = need.gpus / k;
     const unsigned r = need.gpus % k;
     for (Phase p : {Phase::kOk, Phase::kAll}) {
-      if (r > 0 && count_at_least(p, q + 1, need, scanned) < r) continue;
-      if (count_at_least(p, q, need, scanned) < k) continue;
-      const std::vector<unsigned> nodes = pick_nodes(p, need, k, spread, scanned);
-      Alloc a{.gpus = {}, .shared = false, .memory = need.memory};
-      for (std::size_t i = 0; i < nodes.size(); ++i) {
-        choose_gpus(nodes[i], i < r ? q + 1 : q, p, need, a.gpus);
-      }
-      return a;
+      if (r > 0 && count_at_least(p, q + 1, need, shape.scanned) < r) continue;
+      if (count_at_least(p, q, need, shape.scanned) < k) continue;
+      shape.nodes = k;
+      shape.phase = p;
+      return shape;
     }
   }
   return std::nullopt;
 }
 
-// Shared multi-node jobs are rare; they scan every node instead of keeping another index.
+std::optional<Alloc> ClusterState::find_multi(const Need& need, bool spread) const {
+  if (need.shared) return find_multi_scan(need, spread);
+  const std::optional<MultiShape> shape = multi_shape(need);
+  if (!shape) return std::nullopt;
+  const unsigned k = shape->nodes;
+  const unsigned q = need.gpus / k;
+  const unsigned r = need.gpus % k;
+  const std::vector<unsigned> nodes = pick_nodes(shape->phase, need, k, spread, shape->scanned);
+  Alloc a{.gpus = {}, .shared = false, .memory = need.memory};
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    choose_gpus(nodes[i], i < r ? q + 1 : q, shape->phase, need, a.gpus);
+  }
+  return a;
+}
+
 std::optional<Alloc> ClusterState::find_multi_scan(const Need& need, bool spread) const {
   const unsigned max_k =
       std::min({need.max_nodes, static_cast<unsigned>(nodes_.size()), need.gpus});
@@ -423,6 +433,10 @@ Alloc ClusterState::prefer_busy(const Need& need, const Alloc& found,
 }
 
 bool ClusterState::fits(const Need& need) const {
+  // An exclusive multi-node request fits once its node count and phase are found: picking the
+  // nodes and their GPUs (most of a 4,096-GPU search, once per end time the reservation tries)
+  // cannot fail after that.
+  if (need.gpus > 1 && need.max_nodes > 1 && !need.shared) return multi_shape(need).has_value();
   if (need.gpus == 0 || need.shared || (need.max_nodes > 1 && need.gpus > 1)) {
     return find(need, false).has_value();
   }

@@ -157,6 +157,14 @@ class ClusterState {
   [[nodiscard]] std::optional<unsigned> best_single(Phase p, const Need& need, bool spread) const;
   [[nodiscard]] std::optional<Alloc> find_single(const Need& need, bool spread) const;
   [[nodiscard]] std::optional<Alloc> find_shared(const Need& need, bool spread) const;
+  // How find_multi places an exclusive request: on how many nodes, in which phase, and the
+  // odd nodes it scans; nullopt when it does not fit.
+  struct MultiShape {
+    unsigned nodes = 0;
+    Phase phase = Phase::kOk;
+    std::vector<unsigned> scanned;
+  };
+  [[nodiscard]] std::optional<MultiShape> multi_shape(const Need& need) const;
   [[nodiscard]] std::optional<Alloc> find_multi(const Need& need, bool spread) const;
   [[nodiscard]] std::optional<Alloc> find_multi_scan(const Need& need, bool spread) const;
   [[nodiscard]] std::vector<unsigned> pick_nodes(Phase p, const Need& need, unsigned k, bool spread,
