@@ -4,6 +4,7 @@
 #include "sched/capacity.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "core/format.h"
 #include "core/units.h"
@@ -11,6 +12,28 @@
 
 namespace cardiac::sched {
 namespace detail {
+namespace {
+
+// GPU counts per node take few distinct values: a counting sort is linear, and the health
+// counts are redone after every fence and clear (every failure and repair in the simulator).
+void sort_descending(std::vector<unsigned>& v) {
+  constexpr unsigned kMaxCounted = 4096;
+  const unsigned most = v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+  if (most > kMaxCounted) {
+    std::sort(v.begin(), v.end(), std::greater<>());
+    return;
+  }
+  std::vector<std::size_t> count(most + 1, 0);
+  for (unsigned x : v) ++count[x];
+  std::size_t at = 0;
+  for (unsigned x = most + 1; x-- > 0;) {
+    std::fill_n(v.begin() + static_cast<std::ptrdiff_t>(at), count[x], x);
+    at += count[x];
+  }
+}
+
+}  // namespace
+
 const Capacity::Counts& Capacity::counts(std::uint64_t memory,
                                          const std::vector<std::string>& models, bool healthy) {
   auto& cache = healthy ? (models.empty() ? healthy_any_ : healthy_by_models_[models])
@@ -30,7 +53,7 @@ const Capacity::Counts& Capacity::counts(std::uint64_t memory,
     }
     c.per_node.push_back(k);
   }
-  std::sort(c.per_node.begin(), c.per_node.end(), std::greater<>());
+  sort_descending(c.per_node);
   c.prefix.assign(c.per_node.size() + 1, 0);
   for (std::size_t i = 0; i < c.per_node.size(); ++i) {
     c.prefix[i + 1] = c.prefix[i] + c.per_node[i];
@@ -92,9 +115,39 @@ std::string Capacity::impossible(const Job& job) {
              fmt::format("the {} largest{} nodes hold {}", k, such, c.prefix[k]));
 }
 
+void Capacity::fence_changed(unsigned node, bool fenced) {
+  if (healthy0_ == nullptr) return;  // built afresh when next asked for
+  healthy_by_models_.clear();
+  for (auto it = healthy_any_.begin(); it != healthy_any_.end();) {
+    it = it->first == 0 ? std::next(it) : healthy_any_.erase(it);
+  }
+  // per_node is sorted largest first: the node's count c becomes c - 1 at the last entry
+  // holding c, or c + 1 at the first, and the order holds.
+  std::vector<unsigned>& per = healthy_any_.begin()->second.per_node;
+  unsigned& c = healthy_of_node_[node];
+  if (fenced) {
+    const auto at = std::upper_bound(per.begin(), per.end(), c, std::greater<>());
+    --*std::prev(at);
+    --c;
+  } else {
+    const auto at = std::lower_bound(per.begin(), per.end(), c, std::greater<>());
+    ++*at;
+    ++c;
+  }
+}
+
 std::string Capacity::unhealthy(const Job& job) {
   if (job.gpus == 0) return {};
-  if (healthy0_ == nullptr) healthy0_ = &counts(0, {}, true);
+  if (healthy0_ == nullptr) {
+    healthy_any_.erase(0);
+    healthy0_ = &counts(0, {}, true);
+    healthy_of_node_.assign(cluster_.nodes.size(), 0);
+    for (std::size_t n = 0; n < cluster_.nodes.size(); ++n) {
+      for (const Gpu& g : cluster_.nodes[n].gpus) {
+        healthy_of_node_[n] += g.health == GpuHealth::kFenced ? 0 : 1;
+      }
+    }
+  }
   const bool plain = job.models.empty() && job.gpu_memory == 0;
   // The common request, answered without a lookup: it runs for every job that does not fit.
   if (plain && job.nodes <= 1 && !healthy0_->per_node.empty() &&
@@ -122,7 +175,9 @@ std::string Capacity::unhealthy(const Job& job) {
     return fmt::format("needs {}, the largest node has {} healthy", what, largest);
   }
   const std::size_t k = std::min<std::size_t>(max_nodes, c.per_node.size());
-  return fmt::format("needs {}, the {} largest nodes have {} healthy", what, k, c.prefix[k]);
+  const unsigned top =
+      std::accumulate(c.per_node.begin(), c.per_node.begin() + static_cast<std::ptrdiff_t>(k), 0u);
+  return fmt::format("needs {}, the {} largest nodes have {} healthy", what, k, top);
 }
 
 }  // namespace detail

@@ -27,6 +27,10 @@ class Capacity {
     healthy_any_.clear();
     healthy_by_models_.clear();
   }
+  // One GPU of `node` was fenced (`fenced`) or cleared, the cluster already changed: the
+  // counts of every GPU model and memory are forgotten, the plain request's are updated in
+  // place (a failure or a repair in the simulator costs a lookup, not a walk of the cluster).
+  void fence_changed(unsigned node, bool fenced);
 
  private:
   struct Counts {
@@ -47,6 +51,9 @@ class Capacity {
   std::map<std::uint64_t, Counts> healthy_any_;
   std::map<std::vector<std::string>, std::map<std::uint64_t, Counts>> healthy_by_models_;
   const Counts* healthy0_ = nullptr;  // healthy_any_[0]
+  // Per node, the count in healthy_any_[0] (its per_node is sorted, so which entry stands for
+  // which node is not kept): filled with it. healthy_any_[0].prefix is not kept up to date.
+  std::vector<unsigned> healthy_of_node_;
 };
 
 }  // namespace cardiac::sched::detail

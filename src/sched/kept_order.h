@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -25,9 +26,19 @@ namespace cardiac::sched {
 // comes back before the next recomputation (requeued) keeps its place.
 // ScheduleResult::priorities shows the kept breakdowns. `calc_period` 0 recomputes before
 // every pass: exactly schedule().
+//
+// The placement state is kept between passes too: a pass compares the cluster it is given with
+// the one before (GPU health, running jobs) and applies the difference, instead of rebuilding
+// the state of every GPU; a change of the nodes themselves (GPUs, memory, models) or a GPU
+// usable again that was not when the state was built rebuilds it.
 class KeptOrder {
  public:
-  explicit KeptOrder(DurationNs calc_period) : period_(calc_period < 0 ? 0 : calc_period) {}
+  explicit KeptOrder(DurationNs calc_period);
+  ~KeptOrder();
+  KeptOrder(KeptOrder&&) noexcept;
+  KeptOrder& operator=(KeptOrder&&) noexcept;
+  KeptOrder(const KeptOrder&) = delete;
+  KeptOrder& operator=(const KeptOrder&) = delete;
 
   // schedule() on `pending` (in any order), in the kept order; a recomputation when one is
   // due (the period is over, the clock went back, the policy changed, a priority outside the
@@ -38,6 +49,8 @@ class KeptOrder {
 
   // How many passes recomputed the factors.
   [[nodiscard]] std::size_t recomputations() const { return recomputations_; }
+  // How many passes built the placement state from scratch.
+  [[nodiscard]] std::size_t rebuilds() const { return rebuilds_; }
 
  private:
   struct Kept {
@@ -46,9 +59,18 @@ class KeptOrder {
     JobId id = 0;
     PriorityBreakdown breakdown{};
   };
-  void recompute(const Cluster& cluster, const std::vector<Job>& pending, const Usage& usage,
-                 const PolicyConfig& policy, TimeNs now);
+  struct Live;
+  // The kept state, brought in step with `cluster`.
+  Live& sync(const Cluster& cluster);
+
+  // Returns the pending jobs' indices in the new order.
+  std::vector<unsigned> recompute(const Cluster& cluster, const std::vector<Job>& pending,
+                                  const Usage& usage, const PolicyConfig& policy, TimeNs now);
   Kept place(const Job& job, const Usage& usage, const PolicyConfig& policy, TimeNs now);
+  // Between recomputations: the pending jobs in the kept order (`order`, indices into
+  // `pending`) and their slots (`kept`), the ones seen for the first time placed and merged in.
+  void place_all(const std::vector<Job>& pending, const Usage& usage, const PolicyConfig& policy,
+                 TimeNs now, std::vector<unsigned>& order, std::vector<unsigned>& kept);
 
   DurationNs period_ = 0;
   std::optional<TimeNs> calc_at_;
@@ -59,6 +81,8 @@ class KeptOrder {
   std::map<std::pair<std::string, std::string>, double> fairshare_;  // per association
   PriorityScale scale_{};
   std::size_t recomputations_ = 0;
+  std::size_t rebuilds_ = 0;
+  std::unique_ptr<Live> live_;
 };
 
 }  // namespace cardiac::sched

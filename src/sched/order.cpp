@@ -3,6 +3,9 @@
 #include "sched/order.h"
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "sched/fairshare.h"
@@ -22,15 +25,18 @@ double clamp01(double v) {
 }
 
 // Fair-share factor per pending job, from a tree holding every pending and running user.
+// `assoc` gets each job's node in the tree, `nodes` how many nodes the tree has.
 std::vector<double> pending_fairshare(const Cluster& cluster, const std::vector<Job>& pending,
-                                      const Usage& usage, const PolicyConfig& policy) {
+                                      const Usage& usage, const PolicyConfig& policy,
+                                      std::vector<int>& assoc, std::size_t& nodes) {
   FairShareTree tree(usage);
-  std::vector<int> assoc(pending.size());
+  assoc.resize(pending.size());
   for (std::size_t i = 0; i < pending.size(); ++i) {
     assoc[i] = tree.ensure(pending[i].user, pending[i].account);
   }
   for (const Running& r : cluster.running) tree.ensure(r.user, r.account);
   tree.compute(usage, policy.dampening);
+  nodes = tree.nodes().size();
   std::vector<double> f(pending.size());
   for (std::size_t i = 0; i < pending.size(); ++i) f[i] = tree.factor(assoc[i], policy.fair_tree);
   return f;
@@ -44,8 +50,8 @@ Ranking rank_jobs(const Cluster& cluster, const std::vector<Job>& pending, const
   const bool factors = breakdown || order == Order::kPriority || order == Order::kFairshare;
   std::vector<double> fs;
   if (factors) {
-    fs = pending_fairshare(cluster, pending, usage, policy);
-    out.priorities.resize(pending.size());
+    fs = pending_fairshare(cluster, pending, usage, policy, out.association, out.associations);
+    out.priorities.reserve(pending.size());
     PriorityScale scale;
     for (const Node& n : cluster.nodes) scale.total_gpus += static_cast<double>(n.gpus.size());
     for (const Job& j : pending) {
@@ -53,7 +59,7 @@ Ranking rank_jobs(const Cluster& cluster, const std::vector<Job>& pending, const
       scale.highest = std::max(scale.highest, j.priority);
     }
     for (std::size_t i = 0; i < pending.size(); ++i) {
-      out.priorities[i] = priority_of(pending[i], fs[i], scale, policy.weights, now);
+      out.priorities.push_back(priority_of(pending[i], fs[i], scale, policy.weights, now));
     }
   }
 
@@ -72,10 +78,41 @@ Ranking rank_jobs(const Cluster& cluster, const std::vector<Job>& pending, const
   };
   // A caller that keeps its queue in order (the simulator, in submit order for FCFS) pays a
   // linear check instead of a sort on every pass.
-  if (!std::is_sorted(keys.begin(), keys.end(), before))
-    std::sort(keys.begin(), keys.end(), before);
   out.order.reserve(keys.size());
-  for (const Key& k : keys) out.order.push_back(k.idx);
+  if (std::is_sorted(keys.begin(), keys.end(), before)) {
+    for (const Key& k : keys) out.order.push_back(k.idx);
+  } else if (std::any_of(keys.begin(), keys.end(),
+                         [](const Key& k) { return std::isnan(k.key); })) {
+    std::sort(keys.begin(), keys.end(), before);
+    for (const Key& k : keys) out.order.push_back(k.idx);
+  } else {
+    // The same order through two unsigned words per job (the key's order-preserving bits,
+    // larger first, then the submit time), id and index only on ties: a recomputation of the
+    // live queue sorts all of it, and the double and three-field compares were most of that.
+    struct Packed {
+      std::uint64_t key;
+      std::uint64_t submit;
+      unsigned idx;
+    };
+    std::vector<Packed> packed;
+    packed.reserve(keys.size());
+    for (const Key& k : keys) {
+      const std::uint64_t bits = std::bit_cast<std::uint64_t>(k.key == 0 ? 0.0 : k.key);
+      const std::uint64_t up = (bits >> 63) != 0 ? ~bits : bits | (std::uint64_t{1} << 63);
+      packed.push_back(
+          Packed{.key = ~up,
+                 .submit = static_cast<std::uint64_t>(k.submit) ^ (std::uint64_t{1} << 63),
+                 .idx = k.idx});
+    }
+    std::sort(packed.begin(), packed.end(), [&](const Packed& a, const Packed& b) {
+      if (a.key != b.key) return a.key < b.key;
+      if (a.submit != b.submit) return a.submit < b.submit;
+      const JobId ia = keys[a.idx].id;
+      const JobId ib = keys[b.idx].id;
+      return ia != ib ? ia < ib : a.idx < b.idx;
+    });
+    for (const Packed& p : packed) out.order.push_back(p.idx);
+  }
   if (!breakdown) out.priorities.clear();
   return out;
 }

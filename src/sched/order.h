@@ -11,6 +11,10 @@ namespace cardiac::sched::detail {
 struct Ranking {
   std::vector<unsigned> order;                // indices into `pending`, first to consider first
   std::vector<PriorityBreakdown> priorities;  // index-aligned with `pending`; empty if not asked
+  // With the factors: each pending job's association (user, account) as a small number, equal
+  // for jobs of the same association, below `associations`; else empty.
+  std::vector<int> association;
+  std::size_t associations = 0;
 };
 
 // Orders the pending jobs; `breakdown` also fills the multifactor breakdown for every job.

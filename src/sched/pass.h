@@ -37,6 +37,7 @@ class IndexedPending final : public OrderedPending {
 struct OrderedPass {
   ScheduleResult result;
   std::vector<const Job*> started;  // the jobs of result.starts, index-aligned
+  std::vector<Alloc> allocs;        // their GPUs in the state's numbering, index-aligned
 };
 
 // The pass over jobs already in policy order, read one at a time; without reasons

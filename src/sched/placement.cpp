@@ -14,7 +14,7 @@ namespace {
 // Takes n GPUs from `pool` (flat ids in index order), keeping them together: the smallest
 // NVLink domain that holds them all, else the smallest NUMA node, else domain by domain.
 // Best fit leaves the larger groups whole for larger jobs.
-void take_grouped(const std::vector<GpuSlot>& gpus, std::vector<unsigned> pool, unsigned n,
+void take_grouped(const std::vector<GpuSlot>& gpus, std::vector<unsigned>& pool, unsigned n,
                   std::vector<unsigned>& out) {
   if (n == 0) return;
   if (pool.size() > n) {
@@ -71,8 +71,14 @@ bool better(unsigned count, unsigned node, unsigned best_count, unsigned best_no
 void ClusterState::choose_gpus(unsigned node, unsigned n, Phase p, const Need& need,
                                std::vector<unsigned>& out) const {
   const NodeSlot& ns = nodes_[node];
-  std::vector<unsigned> ok;
-  std::vector<unsigned> degraded;
+  // Scratch kept by the state: a 4,096-GPU job picks GPUs on 512 nodes, each pick three
+  // vectors that were allocated and freed every time.
+  std::vector<unsigned>& ok = scratch_[0];
+  std::vector<unsigned>& degraded = scratch_[1];
+  std::vector<unsigned>& first = scratch_[2];
+  ok.clear();
+  degraded.clear();
+  first.clear();
   if (need.shared) {
     // Already shared GPUs first (packing by memory), tightest fit first, degraded last.
     for (unsigned i = ns.begin; i < ns.begin + ns.count; ++i) {
@@ -98,30 +104,29 @@ void ClusterState::choose_gpus(unsigned node, unsigned n, Phase p, const Need& n
     (s.degraded ? degraded : ok).push_back(i);
   }
   // Preferred GPUs first within each health class; grouping only among what is left.
-  auto take = [&](std::vector<unsigned> pool, unsigned k) {
+  auto take = [&](std::vector<unsigned>& pool, unsigned k) {
     if (!prefer_.empty()) {
-      std::vector<unsigned> first;
       std::erase_if(pool, [&](unsigned g) {
         if (prefer_[g] == 0) return false;
         first.push_back(g);
         return true;
       });
       if (first.size() >= k) {
-        take_grouped(gpus_, std::move(first), k, out);
+        take_grouped(gpus_, first, k, out);
         return;
       }
       k -= static_cast<unsigned>(first.size());
       out.insert(out.end(), first.begin(), first.end());
     }
-    take_grouped(gpus_, std::move(pool), k, out);
+    take_grouped(gpus_, pool, k, out);
   };
   if (ok.size() >= n) {
-    take(std::move(ok), n);
+    take(ok, n);
     return;
   }
   const auto rest = n - static_cast<unsigned>(ok.size());
   out.insert(out.end(), ok.begin(), ok.end());
-  take(std::move(degraded), rest);
+  take(degraded, rest);
 }
 
 std::optional<unsigned> ClusterState::best_single(Phase p, const Need& need, bool spread) const {
@@ -257,13 +262,12 @@ std::vector<unsigned> ClusterState::pick_nodes(Phase p, const Need& need, unsign
   return taken;
 }
 
-std::optional<Alloc> ClusterState::find_multi(const Need& need, bool spread) const {
-  if (need.shared) return find_multi_scan(need, spread);
-  std::vector<unsigned> scanned;
+std::optional<ClusterState::MultiShape> ClusterState::multi_shape(const Need& need) const {
+  MultiShape shape;
   for (unsigned n : scan_nodes_) {
     const NodeSlot& ns = nodes_[n];
     if (class_cap_[ns.cls] < need.memory && ns.max_cap >= need.memory && allowed(need, n)) {
-      scanned.push_back(n);
+      shape.scanned.push_back(n);
     }
   }
   // Cheap refusal first: a busy cluster usually has fewer free GPUs than the job needs.
@@ -274,7 +278,7 @@ std::optional<Alloc> ClusterState::find_multi(const Need& need, bool spread) con
       total += static_cast<unsigned long long>(c) * count(bucket(Phase::kAll, k, c), need);
     }
   }
-  for (unsigned n : scanned) total += scan_count(n, Phase::kAll, need.memory, false);
+  for (unsigned n : shape.scanned) total += scan_count(n, Phase::kAll, need.memory, false);
   if (total < need.gpus || max_c_ == 0) return std::nullopt;
 
   const unsigned max_k =
@@ -283,20 +287,31 @@ std::optional<Alloc> ClusterState::find_multi(const Need& need, bool spread) con
     const unsigned q = need.gpus / k;
     const unsigned r = need.gpus % k;
     for (Phase p : {Phase::kOk, Phase::kAll}) {
-      if (r > 0 && count_at_least(p, q + 1, need, scanned) < r) continue;
-      if (count_at_least(p, q, need, scanned) < k) continue;
-      const std::vector<unsigned> nodes = pick_nodes(p, need, k, spread, scanned);
-      Alloc a{.gpus = {}, .shared = false, .memory = need.memory};
-      for (std::size_t i = 0; i < nodes.size(); ++i) {
-        choose_gpus(nodes[i], i < r ? q + 1 : q, p, need, a.gpus);
-      }
-      return a;
+      if (r > 0 && count_at_least(p, q + 1, need, shape.scanned) < r) continue;
+      if (count_at_least(p, q, need, shape.scanned) < k) continue;
+      shape.nodes = k;
+      shape.phase = p;
+      return shape;
     }
   }
   return std::nullopt;
 }
 
-// Shared multi-node jobs are rare; they scan every node instead of keeping another index.
+std::optional<Alloc> ClusterState::find_multi(const Need& need, bool spread) const {
+  if (need.shared) return find_multi_scan(need, spread);
+  const std::optional<MultiShape> shape = multi_shape(need);
+  if (!shape) return std::nullopt;
+  const unsigned k = shape->nodes;
+  const unsigned q = need.gpus / k;
+  const unsigned r = need.gpus % k;
+  const std::vector<unsigned> nodes = pick_nodes(shape->phase, need, k, spread, shape->scanned);
+  Alloc a{.gpus = {}, .shared = false, .memory = need.memory};
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    choose_gpus(nodes[i], i < r ? q + 1 : q, shape->phase, need, a.gpus);
+  }
+  return a;
+}
+
 std::optional<Alloc> ClusterState::find_multi_scan(const Need& need, bool spread) const {
   const unsigned max_k =
       std::min({need.max_nodes, static_cast<unsigned>(nodes_.size()), need.gpus});
@@ -363,8 +378,12 @@ Alloc ClusterState::prefer_busy(const Need& need, const Alloc& found,
     std::vector<std::pair<unsigned, unsigned>> per_node;  // (node, GPUs)
     for (unsigned g : found.gpus) {
       const unsigned n = node_of_[g];
-      auto it = std::find_if(per_node.begin(), per_node.end(),
-                             [&](const auto& p) { return p.first == n; });
+      // A placement comes node by node: the last node is the one, but for odd inputs (a
+      // search over every node per GPU was most of a 4,096-GPU reservation).
+      auto it = !per_node.empty() && per_node.back().first == n
+                    ? per_node.end() - 1
+                    : std::find_if(per_node.begin(), per_node.end(),
+                                   [&](const auto& p) { return p.first == n; });
       if (it == per_node.end()) {
         per_node.emplace_back(n, 1);
       } else {
@@ -414,6 +433,10 @@ Alloc ClusterState::prefer_busy(const Need& need, const Alloc& found,
 }
 
 bool ClusterState::fits(const Need& need) const {
+  // An exclusive multi-node request fits once its node count and phase are found: picking the
+  // nodes and their GPUs (most of a 4,096-GPU search, once per end time the reservation tries)
+  // cannot fail after that.
+  if (need.gpus > 1 && need.max_nodes > 1 && !need.shared) return multi_shape(need).has_value();
   if (need.gpus == 0 || need.shared || (need.max_nodes > 1 && need.gpus > 1)) {
     return find(need, false).has_value();
   }

@@ -2,6 +2,8 @@
 // Session: the cluster, its placement state and capacity kept in step across passes.
 #include "sched/session.h"
 
+#include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "sched/pass.h"
@@ -15,10 +17,47 @@ struct Session::Impl {
   Cluster cluster;
   detail::ClusterState state;
   detail::Capacity capacity;
-  std::unordered_map<JobId, std::size_t> at;  // running job → index in cluster.running
+  // Running job → index in cluster.running. Small non-negative ids (the simulator's trace
+  // indices) in a vector, a hash lookup per start and end was a twentieth of a simulated year;
+  // any other id in a map.
+  class Index {
+   public:
+    [[nodiscard]] std::optional<std::size_t> find(JobId id) const {
+      if (dense(id)) {
+        const auto u = static_cast<std::size_t>(id);
+        if (u < slots_.size() && slots_[u] != 0) return slots_[u] - 1;
+        return std::nullopt;
+      }
+      auto it = sparse_.find(id);
+      return it == sparse_.end() ? std::nullopt : std::optional<std::size_t>(it->second);
+    }
+    void set(JobId id, std::size_t i) {
+      if (dense(id)) {
+        const auto u = static_cast<std::size_t>(id);
+        if (u >= slots_.size()) slots_.resize(std::max(u + 1, slots_.size() * 2), 0);
+        slots_[u] = i + 1;
+        return;
+      }
+      sparse_[id] = i;
+    }
+    void erase(JobId id) {
+      if (dense(id)) {
+        if (static_cast<std::size_t>(id) < slots_.size()) slots_[static_cast<std::size_t>(id)] = 0;
+        return;
+      }
+      sparse_.erase(id);
+    }
+
+   private:
+    static bool dense(JobId id) { return id >= 0 && id < kDense; }
+    static constexpr JobId kDense = JobId{1} << 24;
+    std::vector<std::size_t> slots_;  // index + 1; 0: not running
+    std::unordered_map<JobId, std::size_t> sparse_;
+  };
+  Index at;
 
   // The jobs a pass started become running jobs.
-  void adopt_starts(const detail::OrderedPass& pass, TimeNs now) {
+  void adopt_starts(detail::OrderedPass& pass, TimeNs now) {
     for (std::size_t i = 0; i < pass.started.size(); ++i) {
       const Job& j = *pass.started[i];
       Running r{.id = j.id,
@@ -30,8 +69,8 @@ struct Session::Impl {
                 .start_time = now,
                 .time_limit = j.time_limit};
       // The pass applied the allocation already; the state only needs to know it is running.
-      state.adopt(state.alloc_of(r));
-      at[j.id] = cluster.running.size();
+      state.adopt(std::move(pass.allocs[i]));
+      at.set(j.id, cluster.running.size());
       cluster.running.push_back(std::move(r));
     }
   }
@@ -63,14 +102,14 @@ ScheduleResult Session::pass_ordered(OrderedPending& pending, const PolicyConfig
 
 void Session::end(JobId id) {
   Impl& m = *impl_;
-  auto it = m.at.find(id);
-  if (it == m.at.end()) return;
-  const std::size_t i = it->second;
-  m.at.erase(it);
+  const std::optional<std::size_t> found = m.at.find(id);
+  if (!found) return;
+  const std::size_t i = *found;
+  m.at.erase(id);
   m.state.end_running(i);
   if (i + 1 != m.cluster.running.size()) {
     m.cluster.running[i] = std::move(m.cluster.running.back());
-    m.at[m.cluster.running[i].id] = i;
+    m.at.set(m.cluster.running[i].id, i);
   }
   m.cluster.running.pop_back();
 }
@@ -79,11 +118,12 @@ void Session::set_health(unsigned node, unsigned gpu, GpuHealth health) {
   Impl& m = *impl_;
   if (node >= m.cluster.nodes.size() || gpu >= m.cluster.nodes[node].gpus.size()) return;
   Gpu& g = m.cluster.nodes[node].gpus[gpu];
+  const bool was_fenced = g.health == GpuHealth::kFenced;
   g.health = health;
   const unsigned flat = m.state.nodes()[node].begin + gpu;
   m.state.set_usable(flat, health != GpuHealth::kFenced && !g.busy_outside,
                      health == GpuHealth::kDegraded);
-  m.capacity.forget_health();
+  if (was_fenced != (health == GpuHealth::kFenced)) m.capacity.fence_changed(node, !was_fenced);
 }
 
 const Cluster& Session::cluster() const {
@@ -91,7 +131,7 @@ const Cluster& Session::cluster() const {
 }
 
 bool Session::running(JobId id) const {
-  return impl_->at.contains(id);
+  return impl_->at.find(id).has_value();
 }
 
 }  // namespace cardiac::sched

@@ -154,6 +154,28 @@ Alloc ClusterState::alloc_of(const Running& r) const {
   return a;
 }
 
+bool ClusterState::same_alloc(const Running& r, const Alloc& a) const {
+  if (r.shared != a.shared || r.gpu_memory != a.memory) return false;
+  std::size_t k = 0;
+  for (const NodeGpus& ng : r.placement) {
+    if (ng.node >= nodes_.size()) continue;
+    const NodeSlot& node = nodes_[ng.node];
+    for (unsigned idx : ng.gpus) {
+      unsigned flat = node.begin + idx;
+      if (idx >= node.count || gpus_[flat].index != idx) {
+        flat = ~0u;
+        for (unsigned i = node.begin; i < node.begin + node.count; ++i) {
+          if (gpus_[i].index == idx) flat = i;
+        }
+        if (flat == ~0u) continue;
+      }
+      if (k >= a.gpus.size() || a.gpus[k] != flat) return false;
+      ++k;
+    }
+  }
+  return k == a.gpus.size();
+}
+
 void ClusterState::adopt(Alloc a) {
   running_.push_back(std::move(a));
 }
@@ -177,33 +199,56 @@ unsigned ClusterState::classes_for(std::uint64_t memory) const {
   return k;
 }
 
-void ClusterState::update_gpu(unsigned g, const GpuSlot& before) {
-  const GpuSlot& after = gpus_[g];
-  const unsigned n = node_of_[g];
-  NodeSlot& node = nodes_[n];
+ClusterState::Delta ClusterState::delta(const GpuSlot& before, const GpuSlot& after) {
+  return Delta{
+      .free = static_cast<int>(after.is_free()) - static_cast<int>(before.is_free()),
+      .ok = static_cast<int>(after.is_free() && !after.degraded) -
+            static_cast<int>(before.is_free() && !before.degraded),
+      .shared = static_cast<int>(after.is_shared()) - static_cast<int>(before.is_shared())};
+}
 
-  const int d_free = static_cast<int>(after.is_free()) - static_cast<int>(before.is_free());
-  free_gpus_ = static_cast<unsigned>(static_cast<int>(free_gpus_) + d_free);
-  const int d_ok = static_cast<int>(after.is_free() && !after.degraded) -
-                   static_cast<int>(before.is_free() && !before.degraded);
-  if (d_free != 0) {
+void ClusterState::adjust(unsigned n, const Delta& d) {
+  NodeSlot& node = nodes_[n];
+  free_gpus_ = static_cast<unsigned>(static_cast<int>(free_gpus_) + d.free);
+  if (d.free != 0) {
     bucket(Phase::kAll, node.cls, node.free).erase(n);
-    node.free = static_cast<unsigned>(static_cast<int>(node.free) + d_free);
+    node.free = static_cast<unsigned>(static_cast<int>(node.free) + d.free);
     bucket(Phase::kAll, node.cls, node.free).insert(n);
   }
-  if (d_ok != 0) {
+  if (d.ok != 0) {
     bucket(Phase::kOk, node.cls, node.free_ok).erase(n);
-    node.free_ok = static_cast<unsigned>(static_cast<int>(node.free_ok) + d_ok);
+    node.free_ok = static_cast<unsigned>(static_cast<int>(node.free_ok) + d.ok);
     bucket(Phase::kOk, node.cls, node.free_ok).insert(n);
   }
-  const int d_shared = static_cast<int>(after.is_shared()) - static_cast<int>(before.is_shared());
-  if (d_shared != 0) {
-    node.shared = static_cast<unsigned>(static_cast<int>(node.shared) + d_shared);
+  if (d.shared != 0) {
+    node.shared = static_cast<unsigned>(static_cast<int>(node.shared) + d.shared);
     if (node.shared > 0) {
       shared_nodes_.insert(n);
     } else {
       shared_nodes_.erase(n);
     }
+  }
+}
+
+void ClusterState::update_gpu(unsigned g, const GpuSlot& before) {
+  adjust(node_of_[g], delta(before, gpus_[g]));
+}
+
+// The indexes move once per run of GPUs on one node, not once per GPU: a 4,096-GPU start or
+// end touches each bucket 512 times instead of 4,096. The sets end up the same either way.
+template <class Change>
+void ClusterState::change_each(const Alloc& a, Change&& change) {
+  const std::vector<unsigned>& gs = a.gpus;
+  for (std::size_t i = 0; i < gs.size();) {
+    const unsigned n = node_of_[gs[i]];
+    Delta d;
+    for (; i < gs.size() && node_of_[gs[i]] == n; ++i) {
+      GpuSlot& s = gpus_[gs[i]];
+      const GpuSlot before = s;
+      change(s);
+      d += delta(before, s);
+    }
+    adjust(n, d);
   }
 }
 
@@ -219,30 +264,25 @@ std::optional<std::uint64_t> ClusterState::most_shared_room() const {
 }
 
 void ClusterState::apply(const Alloc& a) {
-  for (unsigned g : a.gpus) {
-    const GpuSlot before = gpus_[g];
+  change_each(a, [&](GpuSlot& s) {
     if (a.shared) {
-      ++gpus_[g].shared_jobs;
-      gpus_[g].shared_used += a.memory;
+      ++s.shared_jobs;
+      s.shared_used += a.memory;
     } else {
-      ++gpus_[g].exclusive;
+      ++s.exclusive;
     }
-    update_gpu(g, before);
-  }
+  });
 }
 
 void ClusterState::release(const Alloc& a) {
-  for (unsigned g : a.gpus) {
-    const GpuSlot before = gpus_[g];
-    GpuSlot& s = gpus_[g];
+  change_each(a, [&](GpuSlot& s) {
     if (a.shared) {
       if (s.shared_jobs > 0) --s.shared_jobs;
       s.shared_used = s.shared_used > a.memory ? s.shared_used - a.memory : 0;
     } else if (s.exclusive > 0) {
       --s.exclusive;
     }
-    update_gpu(g, before);
-  }
+  });
 }
 
 void ClusterState::unmask(const std::vector<unsigned>& gpus) {
@@ -268,15 +308,24 @@ void ClusterState::prefer(const std::vector<unsigned>& gpus, bool on) {
 }
 
 std::vector<NodeGpus> ClusterState::to_placement(const Alloc& a) const {
-  std::vector<unsigned> flat = a.gpus;
-  std::sort(flat.begin(), flat.end());
-  std::vector<NodeGpus> out;
-  for (unsigned g : flat) {
-    const unsigned n = node_of_[g];
-    if (out.empty() || out.back().node != n) out.push_back(NodeGpus{.node = n, .gpus = {}});
-    out.back().gpus.push_back(gpus_[g].index);
+  // Placements come out node by node in index order already; only others pay for a sort.
+  std::vector<unsigned> sorted_copy;
+  const bool sorted = std::is_sorted(a.gpus.begin(), a.gpus.end());
+  if (!sorted) {
+    sorted_copy = a.gpus;
+    std::sort(sorted_copy.begin(), sorted_copy.end());
   }
-  for (NodeGpus& ng : out) std::sort(ng.gpus.begin(), ng.gpus.end());
+  const std::vector<unsigned>& flat = sorted ? a.gpus : sorted_copy;
+  std::vector<NodeGpus> out;
+  for (std::size_t i = 0; i < flat.size();) {
+    const unsigned n = node_of_[flat[i]];
+    std::size_t end = i;
+    while (end < flat.size() && node_of_[flat[end]] == n) ++end;
+    NodeGpus& ng = out.emplace_back(NodeGpus{.node = n, .gpus = {}});
+    ng.gpus.reserve(end - i);
+    for (; i < end; ++i) ng.gpus.push_back(gpus_[flat[i]].index);
+    if (!std::is_sorted(ng.gpus.begin(), ng.gpus.end())) std::sort(ng.gpus.begin(), ng.gpus.end());
+  }
   return out;
 }
 

@@ -90,6 +90,14 @@ class ClusterState {
   // into its place, as the caller's swap-remove does.
   void adopt(Alloc a);
   void end_running(std::size_t i);
+  // Replaces the running jobs' allocations, all applied already (a caller that diffs a
+  // cluster read afresh against the state: KeptOrder), index-aligned with its new
+  // Cluster::running.
+  void set_running(std::vector<Alloc> running) { running_ = std::move(running); }
+  // The running jobs' allocations, moved out (still applied): set_running puts them back.
+  std::vector<Alloc> take_running() { return std::move(running_); }
+  // Whether alloc_of(r) would equal `a` (GPUs in the same order), without building it.
+  [[nodiscard]] bool same_alloc(const Running& r, const Alloc& a) const;
   // A GPU fenced, busy outside, healthy again or degraded, with the indexes kept right. Only
   // for GPUs that were usable when the state was built: memory classes count those.
   void set_usable(unsigned g, bool usable, bool degraded);
@@ -126,7 +134,21 @@ class ClusterState {
   [[nodiscard]] const NodeSet& bucket(Phase p, unsigned cls, unsigned c) const {
     return (p == Phase::kOk ? ok_ : all_)[cls * (max_c_ + 1) + c];
   }
+  // What one GPU's change does to its node's counts.
+  struct Delta {
+    int free = 0, ok = 0, shared = 0;
+    Delta& operator+=(const Delta& o) {
+      free += o.free;
+      ok += o.ok;
+      shared += o.shared;
+      return *this;
+    }
+  };
+  static Delta delta(const GpuSlot& before, const GpuSlot& after);
+  void adjust(unsigned node, const Delta& d);
   void update_gpu(unsigned g, const GpuSlot& before);
+  template <class Change>
+  void change_each(const Alloc& a, Change&& change);
   [[nodiscard]] unsigned classes_for(std::uint64_t memory) const;
   [[nodiscard]] unsigned scan_count(unsigned node, Phase p, std::uint64_t memory,
                                     bool shared) const;
@@ -135,6 +157,14 @@ class ClusterState {
   [[nodiscard]] std::optional<unsigned> best_single(Phase p, const Need& need, bool spread) const;
   [[nodiscard]] std::optional<Alloc> find_single(const Need& need, bool spread) const;
   [[nodiscard]] std::optional<Alloc> find_shared(const Need& need, bool spread) const;
+  // How find_multi places an exclusive request: on how many nodes, in which phase, and the
+  // odd nodes it scans; nullopt when it does not fit.
+  struct MultiShape {
+    unsigned nodes = 0;
+    Phase phase = Phase::kOk;
+    std::vector<unsigned> scanned;
+  };
+  [[nodiscard]] std::optional<MultiShape> multi_shape(const Need& need) const;
   [[nodiscard]] std::optional<Alloc> find_multi(const Need& need, bool spread) const;
   [[nodiscard]] std::optional<Alloc> find_multi_scan(const Need& need, bool spread) const;
   [[nodiscard]] std::vector<unsigned> pick_nodes(Phase p, const Need& need, unsigned k, bool spread,
@@ -147,12 +177,13 @@ class ClusterState {
   std::vector<unsigned> node_of_;      // per GPU
   std::vector<unsigned char> prefer_;  // per GPU once prefer() was used, else empty
   std::vector<Alloc> running_;
-  unsigned free_gpus_ = 0;                // GPUs with is_free()
-  unsigned max_c_ = 0;                    // most GPUs on one node
-  std::vector<std::uint64_t> class_cap_;  // descending
-  std::vector<NodeSet> all_;              // [cls][free]
-  std::vector<NodeSet> ok_;               // [cls][free_ok]
-  NodeSet shared_nodes_;                  // nodes with a GPU that shared jobs use
+  unsigned free_gpus_ = 0;                    // GPUs with is_free()
+  unsigned max_c_ = 0;                        // most GPUs on one node
+  std::vector<std::uint64_t> class_cap_;      // descending
+  mutable std::vector<unsigned> scratch_[3];  // choose_gpus' working lists
+  std::vector<NodeSet> all_;                  // [cls][free]
+  std::vector<NodeSet> ok_;                   // [cls][free_ok]
+  NodeSet shared_nodes_;                      // nodes with a GPU that shared jobs use
   // Nodes whose GPUs may hold more memory than their class says: scanned when a job asks for
   // more than the class (a live server with memory used outside the queue; mixed GPU models).
   std::vector<unsigned> scan_nodes_;

@@ -7,8 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <queue>
-
-#include "core/format.h"
+#include <tuple>
 
 #include "sched/session.h"
 #include "sim/engine_detail.h"
@@ -89,7 +88,8 @@ class Engine {
   unsigned head_gpus_ = 0;  // GPUs of that job
   std::size_t running_ = 0;
   std::map<unsigned, double> tau_cache_;
-  std::map<std::string, bool> feasible_;  // by the job's shape
+  // By the job's shape: GPUs, nodes, memory per GPU, shared, the trace's GPU types.
+  std::map<std::tuple<unsigned, unsigned, std::uint64_t, bool, std::string>, bool> feasible_;
   detail::Accounts acc_;
   std::vector<SeriesPoint> series_;
   std::uint64_t step_interruptions_ = 0;
@@ -121,11 +121,11 @@ void Engine::enqueue(std::uint32_t j, TimeNs now) {
   sched::Job job = detail::to_sched_job(j, t, s, cfg_, seg.wall);
   // A job no node set of the cluster could ever hold stays out of the queue: it would never
   // start, and strict-order policies would keep looking at it on every pass.
-  const std::string key =
-      fmt::format("{}/{}/{}/{}/{}", job.gpus, job.nodes, job.gpu_memory, job.shared, t.gpu_type);
+  auto key = std::make_tuple(job.gpus, job.nodes, job.gpu_memory, job.shared, t.gpu_type);
   auto it = feasible_.find(key);
   if (it == feasible_.end()) {
-    it = feasible_.emplace(key, sched::feasible(session_.cluster(), job).has_value()).first;
+    it = feasible_.emplace(std::move(key), sched::feasible(session_.cluster(), job).has_value())
+             .first;
   }
   if (!it->second) {
     s.phase = Phase::kImpossible;
@@ -149,10 +149,7 @@ void Engine::start(const sched::Start& st, TimeNs now) {
   for (const sched::NodeGpus& ng : st.placement) {
     for (unsigned g : ng.gpus) s.gpus.push_back(gpus_.flat(ng.node, g));
   }
-  for (unsigned g : s.gpus) {
-    if (gpus_.owners[g].empty() && !gpus_.state[g].down) --gpus_.idle;
-    gpus_.owners[g].push_back(j);
-  }
+  for (unsigned g : s.gpus) gpus_.hold(g, j);
   ++running_;
   const detail::Segment seg = detail::plan_segment(s, t, cfg_.checkpoint);
   s.seg_end = now + seg.wall;
@@ -199,7 +196,7 @@ void Engine::leave(std::uint32_t j, TimeNs now) {
   const TraceJob& t = trace_[j];
   detail::release(gpus_, s, j);
   session_.end(j);
-  queue_.left(detail::user_of(t), "");
+  queue_.left(j);
   --running_;
   if (use_usage_) {
     sched::decay_usage(usage_, now, cfg_.policy.half_life);
@@ -216,7 +213,7 @@ void Engine::take_down(unsigned g, TimeNs until, bool maintenance) {
   gs.down_until = std::max(gs.down_until, until);
   if (maintenance) ++gs.maintenance;
   if (!gs.down) {
-    if (gpus_.owners[g].empty()) --gpus_.idle;
+    if (!gpus_.held(g)) --gpus_.idle;
     gs.down = true;
     ++gpus_.down;
     session_.set_health(gpus_.node_of[g], gpus_.pos_of[g], sched::GpuHealth::kFenced);
@@ -231,7 +228,7 @@ void Engine::bring_up(unsigned g, TimeNs now) {
   detail::GpuState& gs = gpus_.state[g];
   if (!gs.down || gs.down_until > now || gs.maintenance > 0) return;
   gs.down = false;
-  if (gpus_.owners[g].empty()) ++gpus_.idle;
+  if (!gpus_.held(g)) ++gpus_.idle;
   --gpus_.down;
   session_.set_health(gpus_.node_of[g], gpus_.pos_of[g], sched::GpuHealth::kOk);
   dirty_ = true;

@@ -16,7 +16,7 @@ Gpus::Gpus(const sched::Cluster& cluster) {
     }
   }
   state.resize(node_of.size());
-  owners.resize(node_of.size());
+  owner.assign(node_of.size(), kNoJob);
   idle = static_cast<unsigned>(node_of.size());
 }
 
@@ -50,17 +50,48 @@ std::vector<unsigned> Gpus::hit_by(const FailureEvent& f, unsigned nodes_per_dom
 
 std::vector<std::uint32_t> Gpus::jobs_on(const std::vector<unsigned>& gpus) const {
   std::vector<std::uint32_t> out;
-  for (unsigned g : gpus) out.insert(out.end(), owners[g].begin(), owners[g].end());
+  for (unsigned g : gpus) {
+    if (owner[g] == kNoJob) continue;
+    out.push_back(owner[g]);
+    if (auto it = more.find(g); it != more.end()) {
+      out.insert(out.end(), it->second.begin(), it->second.end());
+    }
+  }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
-void release(Gpus& gpus, JobState& s, std::uint32_t job) {
-  for (unsigned g : s.gpus) {
-    std::erase(gpus.owners[g], job);
-    if (gpus.owners[g].empty() && !gpus.state[g].down) ++gpus.idle;
+void Gpus::hold(unsigned g, std::uint32_t job) {
+  if (owner[g] == kNoJob) {
+    if (!state[g].down) --idle;
+    owner[g] = job;
+    return;
   }
+  more[g].push_back(job);
+}
+
+void Gpus::drop(unsigned g, std::uint32_t job) {
+  if (owner[g] == kNoJob) return;
+  auto it = more.find(g);
+  if (owner[g] == job) {
+    if (it == more.end()) {
+      owner[g] = kNoJob;
+      if (!state[g].down) ++idle;
+      return;
+    }
+    owner[g] = it->second.front();
+    it->second.erase(it->second.begin());
+  } else if (it != more.end()) {
+    std::erase(it->second, job);
+  } else {
+    return;
+  }
+  if (it->second.empty()) more.erase(it);
+}
+
+void release(Gpus& gpus, JobState& s, std::uint32_t job) {
+  for (unsigned g : s.gpus) gpus.drop(g, job);
   s.gpus.clear();
 }
 

@@ -58,10 +58,20 @@ struct Gpus {
   // Jobs holding any of these GPUs, each once, in increasing order.
   [[nodiscard]] std::vector<std::uint32_t> jobs_on(const std::vector<unsigned>& gpus) const;
 
+  // Whether a job holds the GPU.
+  [[nodiscard]] bool held(unsigned g) const { return owner[g] != kNoJob; }
+  // A job takes or leaves the GPU; idle counts stay right.
+  void hold(unsigned g, std::uint32_t job);
+  void drop(unsigned g, std::uint32_t job);
+
+  static constexpr std::uint32_t kNoJob = ~std::uint32_t{0};
   std::vector<unsigned> begin{};  // per node
   std::vector<unsigned> node_of{}, pos_of{};
   std::vector<GpuState> state{};
-  std::vector<std::vector<std::uint32_t>> owners{};
+  // The first job on each GPU inline (most GPUs hold one job or none), the others of a GPU
+  // that shared jobs use in `more`: a start or end touches one word per GPU, not a vector.
+  std::vector<std::uint32_t> owner{};
+  std::map<unsigned, std::vector<std::uint32_t>> more{};
   unsigned down = 0;
   unsigned idle = 0;  // neither down nor held by a job
 };

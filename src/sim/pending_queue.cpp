@@ -146,7 +146,7 @@ bool PendingQueue::push(sched::Job job, const sched::Usage& usage, TimeNs now) {
   if (job.shared) ++shared_memory_[job.gpu_memory];
   const Key k{.key = key_of(job, a, now, current_scale()), .submit = job.submit_time, .id = job.id};
   const auto it = l.jobs.emplace(k, std::move(job)).first;
-  where_[id] = Where{.queued = true, .lane = lane, .assoc = a, .key = k};
+  where_[id] = Where{.pushed = true, .queued = true, .lane = lane, .assoc = a, .key = k};
   ++size_;
   return lanes_.size() > 1 || std::next(it) != l.jobs.end();
 }
@@ -168,9 +168,11 @@ void PendingQueue::erase(sched::JobId id) {
   --size_;
 }
 
-void PendingQueue::left(const std::string& user, const std::string& account) {
-  auto it = assoc_of_.find({user, account});
-  if (it != assoc_of_.end() && live_[it->second] > 0) --live_[it->second];
+void PendingQueue::left(sched::JobId id) {
+  // The association it was pushed with, kept after it left the queue: no lookup by name.
+  if (id < 0 || static_cast<std::size_t>(id) >= where_.size()) return;
+  const Where& w = where_[static_cast<std::size_t>(id)];
+  if (w.pushed && live_[w.assoc] > 0) --live_[w.assoc];
 }
 
 void PendingQueue::refresh(const sched::Usage& usage, TimeNs now) {

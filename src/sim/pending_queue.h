@@ -46,8 +46,8 @@ class PendingQueue {
   // Removes a queued job (a start); unknown ids are ignored.
   void erase(sched::JobId id);
   // A job pushed earlier is neither pending nor running any more: its association leaves the
-  // fair-share tree once no job of it is left.
-  void left(const std::string& user, const std::string& account);
+  // fair-share tree once no job of it is left. Ids never pushed are ignored.
+  void left(sched::JobId id);
 
   // Before a pass: recomputes priority factors when they are due (the period is over, or
   // always with period 0).
@@ -84,6 +84,7 @@ class PendingQueue {
     Jobs jobs;
   };
   struct Where {
+    bool pushed = false;  // ever: `assoc` is its association
     bool queued = false;
     unsigned lane = 0;
     unsigned assoc = 0;

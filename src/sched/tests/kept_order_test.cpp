@@ -90,6 +90,104 @@ TEST(KeptOrder, PeriodZeroGivesScheduleOnEveryPass) {
   }
 }
 
+// The placement state kept between passes follows whatever changes in the cluster it is given:
+// health, GPUs busy outside the queue, memory used outside it, jobs ending, starting, listed in
+// another order or moved; every pass equals schedule() on that cluster.
+TEST(KeptOrder, TheKeptStateFollowsEveryChangeOfTheCluster) {
+  const char* policies[] = {"fcfs", "backfill", "priority", "backfill:priority"};
+  std::size_t passes = 0;
+  std::size_t rebuilds = 0;
+  for (unsigned seed = 0; seed < 40; ++seed) {
+    std::mt19937_64 rng(seed);
+    const PolicyConfig policy = policy_of(policies[seed % std::size(policies)]);
+    Cluster cluster = make_cluster(3 + static_cast<unsigned>(rng() % 3), 4);
+    Usage usage;
+    usage.updated_at = kNow;
+    KeptOrder kept(0);
+    std::vector<Job> pending;
+    JobId next = 1;
+    TimeNs now = kNow;
+    for (int step = 0; step < 60; ++step) {
+      now += static_cast<TimeNs>(rng() % 600) * kNsPerSec;
+      const unsigned what = static_cast<unsigned>(rng() % 16);
+      Node& node = cluster.nodes[rng() % cluster.nodes.size()];
+      Gpu& gpu = node.gpus[rng() % node.gpus.size()];
+      if (what < 6) {
+        Job j = make_job(next++, 1 + static_cast<unsigned>(rng() % 5), now);
+        j.user = "u" + std::to_string(rng() % 4);
+        j.nodes = rng() % 4 == 0 ? 2 : 1;
+        j.time_limit = static_cast<DurationNs>(1 + rng() % 8) * kHour;
+        if (rng() % 4 == 0) {
+          j.shared = true;
+          j.nodes = 1;
+          j.gpus = 1;
+          j.gpu_memory = (10 + rng() % 50) * kGiB;
+        }
+        pending.push_back(j);
+      } else if (what < 8 && !cluster.running.empty()) {
+        cluster.running.erase(cluster.running.begin() +
+                              static_cast<std::ptrdiff_t>(rng() % cluster.running.size()));
+      } else if (what < 10) {
+        const GpuHealth h[] = {GpuHealth::kOk, GpuHealth::kDegraded, GpuHealth::kFenced};
+        gpu.health = h[rng() % 3];
+      } else if (what < 11) {
+        gpu.busy_outside = !gpu.busy_outside;
+      } else if (what < 12) {
+        gpu.memory_used_outside = (rng() % 3) * 10 * kGiB;
+      } else if (what < 13) {
+        std::shuffle(cluster.running.begin(), cluster.running.end(), rng);
+      } else if (what < 14 && !cluster.running.empty()) {
+        // Moved (a restart elsewhere under the same id): its old GPUs free, the new ones busy.
+        Running& r = cluster.running[rng() % cluster.running.size()];
+        r.placement = {NodeGpus{.node = static_cast<unsigned>(rng() % cluster.nodes.size()),
+                                .gpus = {static_cast<unsigned>(rng() % 4)}}};
+      }
+      std::shuffle(pending.begin(), pending.end(), rng);
+      const ScheduleResult want = schedule(cluster, pending, usage, policy, now);
+      const ScheduleResult got = kept.pass(cluster, pending, usage, policy, now);
+      ++passes;
+      EXPECT_EQ(got.order, want.order) << where(seed, step);
+      EXPECT_EQ(got.blocker, want.blocker) << where(seed, step);
+      EXPECT_EQ(got.reservation, want.reservation) << where(seed, step);
+      ASSERT_EQ(got.reserved.size(), want.reserved.size()) << where(seed, step);
+      for (std::size_t k = 0; k < got.reserved.size(); ++k) {
+        EXPECT_EQ(got.reserved[k].node, want.reserved[k].node) << where(seed, step);
+        EXPECT_EQ(got.reserved[k].gpus, want.reserved[k].gpus) << where(seed, step);
+      }
+      EXPECT_EQ(got.reasons, want.reasons) << where(seed, step);
+      ASSERT_EQ(got.starts.size(), want.starts.size()) << where(seed, step);
+      for (std::size_t i = 0; i < got.starts.size(); ++i) {
+        EXPECT_EQ(got.starts[i].job, want.starts[i].job) << where(seed, step);
+        ASSERT_EQ(got.starts[i].placement.size(), want.starts[i].placement.size());
+        for (std::size_t k = 0; k < got.starts[i].placement.size(); ++k) {
+          EXPECT_EQ(got.starts[i].placement[k].node, want.starts[i].placement[k].node);
+          EXPECT_EQ(got.starts[i].placement[k].gpus, want.starts[i].placement[k].gpus);
+        }
+      }
+      if (::testing::Test::HasFailure()) return;
+      // Some starts are made, some not yet (the queue may fail to launch a runner): the next
+      // cluster need not hold every start of the pass.
+      for (const Start& st : want.starts) {
+        if (rng() % 5 == 0) continue;
+        auto it = std::find_if(pending.begin(), pending.end(),
+                               [&](const Job& j) { return j.id == st.job; });
+        cluster.running.push_back(Running{.id = st.job,
+                                          .user = it->user,
+                                          .account = {},
+                                          .placement = st.placement,
+                                          .shared = it->shared,
+                                          .gpu_memory = it->gpu_memory,
+                                          .start_time = now,
+                                          .time_limit = it->time_limit});
+        pending.erase(it);
+      }
+    }
+    rebuilds += kept.rebuilds();
+  }
+  EXPECT_LT(rebuilds * 4, passes);  // mostly kept, not rebuilt
+  EXPECT_GT(rebuilds, 40u);         // and rebuilt when it must be
+}
+
 // One busy GPU; fair share alone decides: the user with less usage goes first.
 struct FairShareOnly {
   Cluster cluster = make_cluster(1, 1);

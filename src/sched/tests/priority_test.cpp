@@ -2,6 +2,9 @@
 // Tests for the multifactor priority (hand-computed factors) and the policy orders.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "sched/sched.h"
 #include "sched/tests/support.h"
 
@@ -17,8 +20,8 @@ const PriorityBreakdown& breakdown(const ScheduleResult& r, JobId id) {
     if (b.job == id) return b;
   }
   ADD_FAILURE() << "no priority for job " << id;
-  static const PriorityBreakdown none;
-  return none;
+  static const PriorityBreakdown kNone;
+  return kNone;
 }
 
 // 8 GPUs, all busy, so nothing starts and every job keeps its place.
@@ -155,6 +158,54 @@ TEST(Orders, ExplainOffLeavesStartsAndOrderAlone) {
   EXPECT_EQ(with.reasons.size(), 1u);
   EXPECT_TRUE(without.priorities.empty());
   EXPECT_TRUE(without.reasons.empty());
+}
+
+// The ranking sorts packed keys, with the id and index only on ties; it must give the
+// comparison sort's order, ties included (equal keys, equal submit times, negative times).
+TEST(Orders, RankingEqualsAComparisonSortWithTies) {
+  const char* policies[] = {"fcfs", "priority", "fairshare", "sjf", "las"};
+  for (unsigned seed = 0; seed < 30; ++seed) {
+    std::mt19937_64 rng(seed);
+    const PolicyConfig p = policy_of(policies[seed % std::size(policies)]);
+    Usage usage;
+    usage.updated_at = kNow;
+    std::vector<Job> jobs;
+    const std::size_t n = 40 + rng() % 3000;
+    for (std::size_t i = 0; i < n; ++i) {
+      Job j = make_job(static_cast<JobId>(rng() % 1'000'000'000), 1 + rng() % 8);
+      j.submit_time = kNow - static_cast<TimeNs>(rng() % (seed % 3 == 0 ? 4 : 100'000)) * kMin;
+      if (rng() % 3 == 0) j.submit_time = -j.submit_time;
+      j.user = "u" + std::to_string(rng() % 7);
+      j.priority = static_cast<int>(rng() % 3) - 1;
+      j.estimate = static_cast<DurationNs>(rng() % 5) * kHour;
+      j.attained = static_cast<DurationNs>(rng() % 4) * kHour;
+      jobs.push_back(j);
+      usage.usage[j.user] = static_cast<double>(rng() % 1000);
+    }
+    const ScheduleResult r = schedule(busy_cluster(), jobs, usage, p, kNow);
+    ASSERT_EQ(r.priorities.size(), jobs.size());
+    struct Ref {
+      double key;
+      TimeNs submit;
+      JobId id;
+      std::size_t idx;
+    };
+    std::vector<Ref> ref;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const PriorityBreakdown& b = breakdown(r, jobs[i].id);
+      ref.push_back(Ref{order_key(p.order, jobs[i], b.total, b.fairshare_factor),
+                        jobs[i].submit_time, jobs[i].id, i});
+    }
+    std::sort(ref.begin(), ref.end(), [](const Ref& a, const Ref& b) {
+      if (a.key != b.key) return a.key > b.key;
+      if (a.submit != b.submit) return a.submit < b.submit;
+      if (a.id != b.id) return a.id < b.id;
+      return a.idx < b.idx;
+    });
+    std::vector<JobId> want;
+    for (const Ref& x : ref) want.push_back(x.id);
+    EXPECT_EQ(r.order, want) << "seed " << seed;
+  }
 }
 
 }  // namespace

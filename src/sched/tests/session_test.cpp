@@ -37,6 +37,22 @@ TEST(Session, StartsBecomeRunningAndEndsFreeTheirGpus) {
   EXPECT_EQ(s.cluster().running.size(), 1u);
 }
 
+TEST(Session, AnyJobIdRunsAndEnds) {
+  Session s(make_cluster(1, 4).nodes);
+  const JobId ids[] = {3, -7, JobId{1} << 40, (JobId{1} << 24) - 1, JobId{1} << 24};
+  std::vector<Job> pending;
+  for (JobId id : ids) pending.push_back(make_job(id, 1));
+  EXPECT_EQ(s.pass(pending, {}, policy_of("fcfs"), kNow).starts.size(), 4u);
+  const Cluster c = s.cluster();
+  for (const Running& r : c.running) EXPECT_TRUE(s.running(r.id));
+  for (const Running& r : c.running) {
+    s.end(r.id);
+    EXPECT_FALSE(s.running(r.id));
+  }
+  EXPECT_TRUE(s.cluster().running.empty());
+  EXPECT_EQ(s.pass(pending, {}, policy_of("fcfs"), kNow).starts.size(), 4u);
+}
+
 TEST(Session, FencedGpusAreNotUsedUntilHealthyAgain) {
   Session s(make_cluster(1, 4).nodes);
   for (unsigned g = 0; g < 3; ++g) s.set_health(0, g, GpuHealth::kFenced);
@@ -55,6 +71,34 @@ TEST(Session, DegradedGpusAreUsedLast) {
   auto r = s.pass(pending, {}, policy_of("fcfs"), kNow);
   ASSERT_EQ(r.starts.size(), 1u);
   EXPECT_EQ(r.starts[0].placement[0].node, 1u);
+}
+
+// A session's count of healthy GPUs per node follows each fence and clear in place: multi-node
+// jobs too large for the healthy GPUs get the same reason as on a rebuilt cluster, and start
+// once enough GPUs are cleared.
+TEST(Session, HealthyCountsFollowFencesAndClears) {
+  std::mt19937_64 rng(3);
+  Session s(make_cluster(5, 4).nodes);
+  unsigned checked = 0;
+  for (int step = 0; step < 300; ++step) {
+    const auto n = static_cast<unsigned>(rng() % 5);
+    const auto g = static_cast<unsigned>(rng() % 4);
+    s.set_health(n, g, rng() % 2 == 0 ? GpuHealth::kFenced : GpuHealth::kOk);
+    Job j = make_job(1, 1 + static_cast<unsigned>(rng() % 20));
+    j.nodes = 2 + static_cast<unsigned>(rng() % 4);
+    const Cluster copy = s.cluster();
+    const bool fits = fits_healthy(copy, j).has_value();
+    const ScheduleResult want = schedule(copy, {j}, {}, policy_of("fcfs"), kNow);
+    // A pass on the session starts the job; a copy of it keeps the session unchanged.
+    std::vector<Job> pending = {j};
+    const ScheduleResult got = s.pass(pending, {}, policy_of("fcfs"), kNow);
+    EXPECT_EQ(got.reasons, want.reasons) << "step " << step;
+    EXPECT_EQ(got.starts.size(), want.starts.size()) << "step " << step;
+    EXPECT_EQ(!got.starts.empty(), fits) << "step " << step;
+    for (const Start& st : got.starts) s.end(st.job);
+    checked += fits ? 0 : 1;
+  }
+  EXPECT_GT(checked, 20u);  // jobs too large for the healthy GPUs were seen
 }
 
 // The pending jobs in a given order, as a caller keeping its queue sorted hands them over, with
