@@ -256,7 +256,8 @@ Status Agent::start() {
   // Positioned before the server answers: a line logged once /healthz says 200 is never
   // mistaken for the backlog and skipped.
   if (c.kmsg.enabled) {
-    p.kernel_log = std::make_unique<KernelLogFollower>(c.kmsg.source, p.clock);
+    p.kernel_log = std::make_unique<KernelLogFollower>(c.kmsg.source, p.clock,
+                                                       kernel_log_poll_period(c.agent.interval));
     p.kernel_log->open_at_end(p.kmsg);
   }
   auto listen = config::split_listen(c.agent.listen);

@@ -15,6 +15,7 @@
 
 #include "core/clock.h"
 #include "nvml/gpu_json.h"
+#include "nvml/gpu_wire.h"
 #include "nvml/library.h"
 #include "nvml/reader.h"
 #include "telemetry/worker_progress.h"
@@ -76,6 +77,7 @@ int run_gpu_worker(const WorkerOptions& options, const Clock& clock) {
   emit({{"type", "hello"}, {"ok", true}, {"system", nvml::to_json(*system)}});
 
   std::string line;
+  std::string out;
   while (std::getline(std::cin, line)) {
     nlohmann::json cmd = nlohmann::json::parse(line, nullptr, false);
     std::string name = cmd.is_object() ? cmd.value("cmd", "") : "";
@@ -92,7 +94,13 @@ int run_gpu_worker(const WorkerOptions& options, const Clock& clock) {
     }
     for (unsigned i = 0; i < system->device_count; ++i) {
       if (!only.empty() && !only.count(i)) continue;
-      emit({{"type", "gpu"}, {"gpu", nvml::to_json(reader.read_device(i))}});
+      // One line and one write per GPU, so that the parent has every reading before a device
+      // that hangs (gpu_collector.cpp keeps those and names the one in flight).
+      out.assign(kGpuLinePrefix);
+      nvml::append_wire(reader.read_device(i), out);
+      out += '\n';
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      std::fflush(stdout);
     }
     if (progress) progress->publish(-1, "");
     emit({{"type", "end"}});

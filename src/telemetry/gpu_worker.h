@@ -3,15 +3,17 @@
 // there and answers sample requests over a pipe. A wedged driver can only ever block this
 // process, never the agent or `cardiac status`.
 //
-// Protocol (JSON lines):
+// Protocol (lines; JSON but for the readings):
 //   worker → parent, once:  {"type":"hello","ok":true,"system":{…}}
 //                        or {"type":"hello","ok":false,"kind":"…","message":"…"}
 //   parent → worker:        {"cmd":"sample","only":[4,5]}   (omit "only" for every GPU)
-//   worker → parent:        {"type":"gpu","gpu":{…}} per device, then {"type":"end"}
+//   worker → parent:        "gpu " and the reading's compact line (nvml/gpu_wire.h) per device,
+//                           then {"type":"end"}
 //   parent → worker:        {"cmd":"quit"}  (or closes stdin)
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "core/clock.h"
 
@@ -19,6 +21,8 @@ namespace cardiac::telemetry {
 
 inline constexpr const char* kWorkerSubcommand = "__nvml-worker";
 inline constexpr int kWorkerProgressFd = 3;
+// What starts a reading's line (the rest is nvml::append_wire's form).
+inline constexpr std::string_view kGpuLinePrefix = "gpu ";
 
 struct WorkerOptions {
   std::string nvml_lib;  // empty: the default search order

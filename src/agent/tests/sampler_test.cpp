@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
+#include "agent/loops.h"
 #include "agent/tests/support.h"
 
 #include "store/events.h"
@@ -144,6 +145,15 @@ TEST(Sampler, AnOverrunSkipsAndCountsTheTicksItCovered) {
   EXPECT_DOUBLE_EQ(s.last_sample_seconds, 3.5);
   ASSERT_TRUE(s.report);
   EXPECT_TRUE(s.gpus_seen);
+}
+
+// The kernel log is read once per sample (what the sampler takes), not four times a second,
+// but never less often than every second nor more often than every 250 ms.
+TEST(KernelLogFollower, ReadsTheLogOncePerSampleWithinBounds) {
+  EXPECT_EQ(kernel_log_poll_period(kNsPerSec), kNsPerSec);
+  EXPECT_EQ(kernel_log_poll_period(500 * kNsPerMs), 500 * kNsPerMs);
+  EXPECT_EQ(kernel_log_poll_period(10 * kNsPerSec), kNsPerSec);
+  EXPECT_EQ(kernel_log_poll_period(100 * kNsPerMs), 250 * kNsPerMs);
 }
 
 }  // namespace
