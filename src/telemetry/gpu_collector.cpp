@@ -42,6 +42,7 @@ GpuCollector::GpuCollector(GpuCollectorOptions options, const Clock& clock)
   if (options_.executable.empty()) {
     if (auto self = self_executable()) options_.executable = *self;
   }
+  options_.executable = worker_executable(options_.executable);
 }
 
 GpuCollector::~GpuCollector() {

@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +20,7 @@
 #include "nvml/gpu_wire.h"
 #include "nvml/library.h"
 #include "nvml/reader.h"
+#include "telemetry/event_worker.h"
 #include "telemetry/worker_progress.h"
 
 namespace cardiac::telemetry {
@@ -37,6 +40,31 @@ std::string library_error_kind(const Error& e, bool named) {
 }
 
 }  // namespace
+
+int worker_main(int argc, char** argv) {
+  WorkerOptions options;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    std::string_view flag = argv[i];
+    if (flag == "--nvml-lib") options.nvml_lib = argv[i + 1];
+    if (flag == "--progress-fd") options.progress_fd = std::atoi(argv[i + 1]);
+    if (flag == "--events") options.events = std::string_view(argv[i + 1]) == "1";
+  }
+  // The worker process's own clock: it stamps readings and events.
+  const Clock& clock = SystemClock::instance();
+  if (options.events) return run_event_worker(options, clock);
+  return run_gpu_worker(options, clock);
+}
+
+std::string worker_executable(const std::string& main_executable) {
+  const auto slash = main_executable.rfind('/');
+  if (slash == std::string::npos) return main_executable;
+  const std::string dir = main_executable.substr(0, slash);
+  for (const std::string& candidate :
+       {dir + "/" + kWorkerExecutable, dir + "/../libexec/cardiac/" + kWorkerExecutable}) {
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return main_executable;
+}
 
 int run_gpu_worker(const WorkerOptions& options, const Clock& clock) {
   // Die with the parent; never outlive it holding the driver.

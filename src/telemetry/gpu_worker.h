@@ -33,4 +33,18 @@ struct WorkerOptions {
 // Runs the worker loop on stdin/stdout until the parent quits; returns the exit code.
 int run_gpu_worker(const WorkerOptions& options, const Clock& clock);
 
+// The whole worker process from its command line (`… __nvml-worker [--events 1] [--nvml-lib P]
+// [--progress-fd N]`): the GPU worker or, with --events 1, the event worker (event_worker.h).
+int worker_main(int argc, char** argv);
+
+// The worker's own executable, installed beside cardiac (or in ../libexec/cardiac/): a small
+// program that links NVML's loader and nothing of the agent (no SQLite, HTTP, TLS), so each of
+// the agent's two workers holds a few MiB instead of a copy of everything cardiac maps.
+inline constexpr const char* kWorkerExecutable = "cardiac-nvml-worker";
+
+// What to start a worker with, given the cardiac executable that asks: the worker executable
+// found beside it (or in <its dir>/../libexec/cardiac/), else `main_executable` itself, which
+// answers the same subcommand.
+std::string worker_executable(const std::string& main_executable);
+
 }  // namespace cardiac::telemetry
