@@ -156,5 +156,38 @@ TEST(KernelLogFollower, ReadsTheLogOncePerSampleWithinBounds) {
   EXPECT_EQ(kernel_log_poll_period(100 * kNsPerMs), 250 * kNsPerMs);
 }
 
+// The heap's free pages go back once a minute of the agent's clock, not per sample.
+TEST(HeapTrimmer, TrimsOncePerPeriodOfTheClock) {
+  ManualClock clock;
+  int trims = 0;
+  HeapTrimmer trimmer(clock, HeapTrimmer::kPeriod, [&] { ++trims; });
+  trimmer.maybe_trim();
+  EXPECT_EQ(trims, 0);  // not at start: nothing was freed yet
+  for (int second = 1; second < 60; ++second) {
+    clock.advance(kNsPerSec);
+    trimmer.maybe_trim();
+  }
+  EXPECT_EQ(trims, 0);
+  clock.advance(kNsPerSec);
+  trimmer.maybe_trim();
+  trimmer.maybe_trim();
+  EXPECT_EQ(trims, 1);
+  clock.advance(3 * HeapTrimmer::kPeriod);  // a long stall: one trim, not three
+  trimmer.maybe_trim();
+  EXPECT_EQ(trims, 2);
+  EXPECT_EQ(trimmer.trims(), 2u);
+}
+
+// The default trim is malloc_trim itself: callable, and it leaves the heap usable.
+TEST(HeapTrimmer, TheDefaultTrimRuns) {
+  ManualClock clock;
+  HeapTrimmer trimmer(clock, 0);
+  { std::vector<char> freed(1 << 20, 'x'); }
+  trimmer.maybe_trim();
+  EXPECT_EQ(trimmer.trims(), 1u);
+  std::vector<char> again(1 << 20, 'y');
+  EXPECT_EQ(again.back(), 'y');
+}
+
 }  // namespace
 }  // namespace cardiac::agent
