@@ -106,7 +106,8 @@ int run_agent(const AgentFlags& f, bool config_named, Context& ctx) {
     ctx.err << "cardiac agent: " << st.error().what() << "\n";
     return st.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitCannotRun;
   }
-  if (::pipe2(g_stop_pipe, O_CLOEXEC) != 0) {
+  // The write end never blocks: a handler must not hang on a full pipe, and one byte is enough.
+  if (::pipe2(g_stop_pipe, O_CLOEXEC) != 0 || ::fcntl(g_stop_pipe[1], F_SETFL, O_NONBLOCK) != 0) {
     ctx.err << "cardiac agent: pipe: " << std::strerror(errno) << "\n";
     return kExitCannotRun;
   }
