@@ -303,8 +303,9 @@ void Call::prologue(Target target) {
   }
   if (target != Target::kDevice) return;
   const Json& state_json = member(dev, "state");
-  const std::string_view state =
-      state_json.is_string() ? state_json.get_ref<const std::string&>() : "ok";
+  const std::string_view state = state_json.is_string()
+                                     ? std::string_view(state_json.get_ref<const std::string&>())
+                                     : std::string_view("ok");
   if (state == "lost") status_ = ReturnCode::kGpuIsLost;
   if (state == "reset_required") status_ = ReturnCode::kResetRequired;
   if (state == "unknown_error") status_ = ReturnCode::kUnknown;
