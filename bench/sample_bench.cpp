@@ -22,10 +22,12 @@
 #include "health/report.h"
 #include "host/host.h"
 #include "nvml/gpu_json.h"
+#include "nvml/gpu_wire.h"
 #include "nvml/library.h"
 #include "nvml/reader.h"
 #include "platform/fs.h"
 #include "telemetry/gpu_collector.h"
+#include "telemetry/gpu_worker.h"
 #include "telemetry/worker_progress.h"
 
 namespace {
@@ -107,7 +109,8 @@ pid_t find_worker_pid() {
     long pid = std::strtol(e->d_name, &end, 10);
     if (end == e->d_name || *end != '\0') continue;
     auto st = read_proc_stat(static_cast<pid_t>(pid));
-    if (st && st->ppid == self && st->comm == "cardiac") {
+    // cardiac itself, or cardiac-nvml-worker (comm keeps 15 characters).
+    if (st && st->ppid == self && st->comm.starts_with("cardiac")) {
       found = static_cast<pid_t>(pid);
       break;
     }
@@ -131,9 +134,10 @@ void set_avg_us(benchmark::State& state, const char* name, std::int64_t total_ns
 
 // Copies the cardiac status command's process naming (cli/cmd_status.cpp).
 // In-process NVML reads through the fake, as the worker makes them (with its progress hook).
-// `encode` adds the worker's JSON encoding of each reading, i.e. all of its per-sample work
-// except the pipe write.
-void nvml_in_process(benchmark::State& state, bool encode) {
+// `encode` adds an encoding of each reading: the worker's line (nvml/gpu_wire.h), i.e. all of its
+// per-sample work except the pipe write, or the JSON object it sent before that line existed.
+enum class Encode { kNone, kWire, kJson };
+void nvml_in_process(benchmark::State& state, Encode encode) {
   use_healthy_scenario();
   auto lib = nvml::Library::open(kFakeNvml);
   if (!lib) {
@@ -159,8 +163,12 @@ void nvml_in_process(benchmark::State& state, bool encode) {
   for (auto _ : state) {
     for (unsigned i = 0; i < system->device_count; ++i) {
       nvml::GpuReading g = reader.read_device(i);
-      if (encode) {
+      if (encode == Encode::kJson) {
         std::string line = nlohmann::json{{"type", "gpu"}, {"gpu", nvml::to_json(g)}}.dump();
+        benchmark::DoNotOptimize(line.data());
+      } else if (encode == Encode::kWire) {
+        std::string line(telemetry::kGpuLinePrefix);
+        nvml::append_wire(g, line);
         benchmark::DoNotOptimize(line.data());
       } else {
         benchmark::DoNotOptimize(g.index);
@@ -172,14 +180,70 @@ void nvml_in_process(benchmark::State& state, bool encode) {
 }
 
 void BM_NvmlReadAllDevices_InProcess(benchmark::State& state) {
-  nvml_in_process(state, false);
+  nvml_in_process(state, Encode::kNone);
 }
 BENCHMARK(BM_NvmlReadAllDevices_InProcess)->Unit(benchmark::kMicrosecond)->MinTime(0.2);
 
 void BM_NvmlReadAndEncode_InProcess(benchmark::State& state) {
-  nvml_in_process(state, true);
+  nvml_in_process(state, Encode::kWire);
 }
 BENCHMARK(BM_NvmlReadAndEncode_InProcess)->Unit(benchmark::kMicrosecond)->MinTime(0.2);
+
+void BM_NvmlReadAndEncodeJson_InProcess(benchmark::State& state) {
+  nvml_in_process(state, Encode::kJson);
+}
+BENCHMARK(BM_NvmlReadAndEncodeJson_InProcess)->Unit(benchmark::kMicrosecond)->MinTime(0.2);
+
+// The parent's side of one 8-GPU sample: decoding the readings the worker sent, as its line
+// (what the collector does) or as the JSON objects it used to get.
+void decode_readings(benchmark::State& state, Encode form) {
+  use_healthy_scenario();
+  auto lib = nvml::Library::open(kFakeNvml);
+  if (!lib) {
+    state.SkipWithError(("cannot open the fake NVML: " + lib.error().message).c_str());
+    return;
+  }
+  nvml::Reader reader(**lib, SystemClock::instance());
+  auto system = reader.init();
+  if (!system) {
+    state.SkipWithError(("nvmlInit failed: " + system.error().message).c_str());
+    return;
+  }
+  std::vector<std::string> lines;
+  for (unsigned i = 0; i < system->device_count; ++i) {
+    nvml::GpuReading g = reader.read_device(i);
+    std::string line;
+    if (form == Encode::kJson) {
+      line = nlohmann::json{{"type", "gpu"}, {"gpu", nvml::to_json(g)}}.dump();
+    } else {
+      nvml::append_wire(g, line);
+    }
+    lines.push_back(std::move(line));
+  }
+  for (auto _ : state) {
+    for (const auto& line : lines) {
+      if (form == Encode::kJson) {
+        auto j = nlohmann::json::parse(line);
+        auto g = nvml::gpu_reading_from_json(j["gpu"]);
+        benchmark::DoNotOptimize(g->index);
+      } else {
+        auto g = nvml::gpu_reading_from_wire(line);
+        benchmark::DoNotOptimize(g->index);
+      }
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * lines.size());
+}
+
+void BM_DecodeReadingsWire(benchmark::State& state) {
+  decode_readings(state, Encode::kWire);
+}
+BENCHMARK(BM_DecodeReadingsWire)->Unit(benchmark::kMicrosecond)->MinTime(0.2);
+
+void BM_DecodeReadingsJson(benchmark::State& state) {
+  decode_readings(state, Encode::kJson);
+}
+BENCHMARK(BM_DecodeReadingsJson)->Unit(benchmark::kMicrosecond)->MinTime(0.2);
 
 // One full sample of 8 GPUs through the worker process and its pipe. Wall time is the
 // benchmark time; parent_cpu_us is this process (getrusage), worker_cpu_us the worker

@@ -150,6 +150,7 @@ struct Agent::Parts {
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<KernelLogFollower> kernel_log;
   std::optional<host::HostSnapshot> last_host;  // sample_now()'s previous host reading
+  HeapTrimmer trimmer{clock};                   // run by the sampler thread after a sample
   // The GPU job queue ([queue] enabled): its own threads, store connection and socket; it
   // reads the snapshot through a view callback.
   std::unique_ptr<queue::Queue> queue;
@@ -256,7 +257,8 @@ Status Agent::start() {
   // Positioned before the server answers: a line logged once /healthz says 200 is never
   // mistaken for the backlog and skipped.
   if (c.kmsg.enabled) {
-    p.kernel_log = std::make_unique<KernelLogFollower>(c.kmsg.source, p.clock);
+    p.kernel_log = std::make_unique<KernelLogFollower>(c.kmsg.source, p.clock,
+                                                       kernel_log_poll_period(c.agent.interval));
     p.kernel_log->open_at_end(p.kmsg);
   }
   auto listen = config::split_listen(c.agent.listen);
@@ -291,7 +293,7 @@ Status Agent::start() {
       run_host(p.fs, p.host, p.options.config.agent.host_interval, p.options.config.nvml.timeout,
                p.clock, p.stopper);
     });
-    p.threads.emplace_back([&p] { p.sampler->run(p.stopper); });
+    p.threads.emplace_back([&p] { p.sampler->run(p.stopper, [&p] { p.trimmer.maybe_trim(); }); });
   }
   if (p.kernel_log) {
     p.threads.emplace_back([&p] { p.kernel_log->run(p.inbox, p.kmsg, p.stopper); });

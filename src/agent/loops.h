@@ -28,11 +28,19 @@ HostView read_host(const std::shared_ptr<const FileSystem>& fs,
 void run_host(const std::shared_ptr<const FileSystem>& fs, Latest<HostView>& out,
               DurationNs interval, DurationNs timeout, const Clock& clock, Stopper& stop);
 
+// How often an open kernel log (/dev/kmsg or a file) is read for new lines: the sampling
+// interval, within [250 ms, 1 s]. The sampler takes what was read once per sample, so reading
+// more often than that only costs wake-ups (three a second at 1 s sampling, when this was a
+// fixed 250 ms).
+DurationNs kernel_log_poll_period(DurationNs sampling_interval);
+
 // Follows the configured kernel log ([kmsg] source: /dev/kmsg, a file, or "journal"), hands
-// classified events to `inbox` and says in `status` whether the log is read.
+// classified events to `inbox` and says in `status` whether the log is read; an open log is
+// read every `poll_period`.
 class KernelLogFollower {
  public:
-  KernelLogFollower(std::string source, const Clock& clock);
+  KernelLogFollower(std::string source, const Clock& clock,
+                    DurationNs poll_period = 250 * kNsPerMs);
   // Positions the readers at the end of the log, so that "lines written after the agent
   // started" means after this returned; sets `status` for the first sample.
   void open_at_end(KmsgStatus& status);
@@ -41,6 +49,7 @@ class KernelLogFollower {
  private:
   std::string source_;
   const Clock& clock_;
+  DurationNs poll_period_;
   std::unique_ptr<kmsg::KmsgReader> kmsg_reader_;
   std::unique_ptr<kmsg::FileTailReader> file_reader_;
   bool open_ = false;

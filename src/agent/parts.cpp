@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "agent/parts.h"
 
+#include <malloc.h>
+
 #include <chrono>
 
 namespace cardiac::agent {
@@ -57,6 +59,20 @@ void Stopper::stop() {
 bool Stopper::stopping() const {
   std::lock_guard lock(mu_);
   return stopping_;
+}
+
+HeapTrimmer::HeapTrimmer(const Clock& clock, DurationNs period, std::function<void()> trim)
+    : clock_(clock),
+      period_(period),
+      trim_(trim ? std::move(trim) : [] { malloc_trim(0); }),
+      last_(clock.monotonic()) {}
+
+void HeapTrimmer::maybe_trim() {
+  const TimeNs now = clock_.monotonic();
+  if (now - last_ < period_) return;
+  last_ = now;
+  trim_();
+  ++trims_;
 }
 
 }  // namespace cardiac::agent

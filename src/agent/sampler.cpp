@@ -348,8 +348,11 @@ DurationNs Sampler::step() {
   return std::max<DurationNs>(0, *next_tick_ - clock_.monotonic());
 }
 
-void Sampler::run(Stopper& stop) {
-  while (stop.sleep_for(step())) {
+void Sampler::run(Stopper& stop, const std::function<void()>& after_step) {
+  while (true) {
+    const DurationNs wait = step();
+    if (after_step) after_step();
+    if (!stop.sleep_for(wait)) return;
   }
 }
 

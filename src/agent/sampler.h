@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -146,8 +147,8 @@ class Sampler {
   // One sample through every stage. Returns how long to wait for the next tick; a sample that
   // overran its interval skips (and counts as missed) the ticks it covered.
   DurationNs step();
-  // step() until `stop`.
-  void run(Stopper& stop);
+  // step() until `stop`, then `after_step` (when given) after each.
+  void run(Stopper& stop, const std::function<void()>& after_step = {});
   [[nodiscard]] EvaluateStage& evaluate() { return evaluate_; }
   [[nodiscard]] PublishStage& publish() { return publish_; }
 

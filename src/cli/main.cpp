@@ -4,38 +4,16 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <cstdint>
 #include <cstring>
 #include <iostream>
 #include <string>
 
 #include "cli/commands.h"
 #include "core/log.h"
-#include "core/strings.h"
 #include "queue/runner.h"
-#include "telemetry/event_worker.h"
 #include "telemetry/gpu_worker.h"
 
 namespace {
-
-// The worker is started many times by the agent: parse its two flags by hand, no CLI11.
-int worker_main(int argc, char** argv) {
-  cardiac::telemetry::WorkerOptions options;
-  for (int i = 2; i + 1 < argc; i += 2) {
-    std::string flag = argv[i];
-    if (flag == "--nvml-lib") options.nvml_lib = argv[i + 1];
-    if (flag == "--progress-fd") {
-      // A number the agent wrote; anything else leaves progress off rather than writing to fd 0.
-      auto fd = cardiac::parse_i64(argv[i + 1]);
-      options.progress_fd = fd && *fd >= 0 && *fd <= INT32_MAX ? static_cast<int>(*fd) : -1;
-    }
-    if (flag == "--events") options.events = std::string(argv[i + 1]) == "1";
-  }
-  // The worker process's own clock: it stamps readings and events.
-  const cardiac::Clock& clock = cardiac::SystemClock::instance();
-  if (options.events) return cardiac::telemetry::run_event_worker(options, clock);
-  return cardiac::telemetry::run_gpu_worker(options, clock);
-}
 
 // Alphabetical; one line of help each.
 constexpr cardiac::cli::CommandSpec kCommands[] = {
@@ -78,7 +56,7 @@ constexpr cardiac::cli::CommandSpec kCommands[] = {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], cardiac::telemetry::kWorkerSubcommand) == 0) {
-    return worker_main(argc, argv);
+    return cardiac::telemetry::worker_main(argc, argv);
   }
   if (argc >= 2 && std::strcmp(argv[1], cardiac::queue::kRunnerSubcommand) == 0) {
     return cardiac::queue::run_job_runner(argc, argv);

@@ -144,6 +144,7 @@ GpuEventStream::GpuEventStream(std::string executable, std::string nvml_lib,
   if (executable_.empty()) {
     if (auto self = self_executable()) executable_ = *self;
   }
+  executable_ = worker_executable(executable_);
 }
 
 bool GpuEventStream::ensure_running() {

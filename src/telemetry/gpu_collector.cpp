@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "core/time.h"
 #include "nvml/gpu_json.h"
+#include "nvml/gpu_wire.h"
 #include "telemetry/gpu_worker.h"
 
 namespace cardiac::telemetry {
@@ -41,6 +42,7 @@ GpuCollector::GpuCollector(GpuCollectorOptions options, const Clock& clock)
   if (options_.executable.empty()) {
     if (auto self = self_executable()) options_.executable = *self;
   }
+  options_.executable = worker_executable(options_.executable);
 }
 
 GpuCollector::~GpuCollector() {
@@ -188,11 +190,14 @@ bool GpuCollector::collect(const std::vector<unsigned>& only, nvml::GpuSnapshot&
       }
       return false;
     }
-    auto msg = nlohmann::json::parse(*line, nullptr, false);
-    std::string type = msg.is_object() ? msg.value("type", "") : "";
-    if (type == "end") return true;
-    if (type != "gpu") continue;
-    auto reading = nvml::gpu_reading_from_json(msg.value("gpu", nlohmann::json::object()));
+    std::string_view text = *line;
+    if (!text.starts_with(kGpuLinePrefix)) {
+      auto msg = nlohmann::json::parse(text, nullptr, false);
+      if (msg.is_object() && msg.value("type", "") == "end") return true;
+      continue;
+    }
+    text.remove_prefix(kGpuLinePrefix.size());
+    auto reading = nvml::gpu_reading_from_wire(text);
     if (!reading) {
       log::warn("ignoring malformed reading from the NVML worker: {}", reading.error().what());
       continue;

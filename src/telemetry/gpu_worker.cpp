@@ -6,17 +6,23 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "core/clock.h"
+#include "core/strings.h"
 #include "nvml/gpu_json.h"
+#include "nvml/gpu_wire.h"
 #include "nvml/library.h"
 #include "nvml/reader.h"
+#include "telemetry/event_worker.h"
 #include "telemetry/worker_progress.h"
 
 namespace cardiac::telemetry {
@@ -36,6 +42,35 @@ std::string library_error_kind(const Error& e, bool named) {
 }
 
 }  // namespace
+
+int worker_main(int argc, char** argv) {
+  WorkerOptions options;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    std::string_view flag = argv[i];
+    if (flag == "--nvml-lib") options.nvml_lib = argv[i + 1];
+    if (flag == "--progress-fd") {
+      // A number the agent wrote; anything else leaves progress off rather than writing to fd 0.
+      auto fd = parse_i64(argv[i + 1]);
+      options.progress_fd = fd && *fd >= 0 && *fd <= INT32_MAX ? static_cast<int>(*fd) : -1;
+    }
+    if (flag == "--events") options.events = std::string_view(argv[i + 1]) == "1";
+  }
+  // The worker process's own clock: it stamps readings and events.
+  const Clock& clock = SystemClock::instance();
+  if (options.events) return run_event_worker(options, clock);
+  return run_gpu_worker(options, clock);
+}
+
+std::string worker_executable(const std::string& main_executable) {
+  const auto slash = main_executable.rfind('/');
+  if (slash == std::string::npos) return main_executable;
+  const std::string dir = main_executable.substr(0, slash);
+  for (const std::string& candidate :
+       {dir + "/" + kWorkerExecutable, dir + "/../libexec/cardiac/" + kWorkerExecutable}) {
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return main_executable;
+}
 
 int run_gpu_worker(const WorkerOptions& options, const Clock& clock) {
   // Die with the parent; never outlive it holding the driver.
@@ -76,6 +111,7 @@ int run_gpu_worker(const WorkerOptions& options, const Clock& clock) {
   emit({{"type", "hello"}, {"ok", true}, {"system", nvml::to_json(*system)}});
 
   std::string line;
+  std::string out;
   while (std::getline(std::cin, line)) {
     nlohmann::json cmd = nlohmann::json::parse(line, nullptr, false);
     std::string name = cmd.is_object() ? cmd.value("cmd", "") : "";
@@ -92,7 +128,13 @@ int run_gpu_worker(const WorkerOptions& options, const Clock& clock) {
     }
     for (unsigned i = 0; i < system->device_count; ++i) {
       if (!only.empty() && !only.count(i)) continue;
-      emit({{"type", "gpu"}, {"gpu", nvml::to_json(reader.read_device(i))}});
+      // One line and one write per GPU, so that the parent has every reading before a device
+      // that hangs (gpu_collector.cpp keeps those and names the one in flight).
+      out.assign(kGpuLinePrefix);
+      nvml::append_wire(reader.read_device(i), out);
+      out += '\n';
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      std::fflush(stdout);
     }
     if (progress) progress->publish(-1, "");
     emit({{"type", "end"}});

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
+#include "agent/loops.h"
 #include "agent/tests/support.h"
 
 #include "store/events.h"
@@ -144,6 +145,48 @@ TEST(Sampler, AnOverrunSkipsAndCountsTheTicksItCovered) {
   EXPECT_DOUBLE_EQ(s.last_sample_seconds, 3.5);
   ASSERT_TRUE(s.report);
   EXPECT_TRUE(s.gpus_seen);
+}
+
+// The kernel log is read once per sample (what the sampler takes), not four times a second,
+// but never less often than every second nor more often than every 250 ms.
+TEST(KernelLogFollower, ReadsTheLogOncePerSampleWithinBounds) {
+  EXPECT_EQ(kernel_log_poll_period(kNsPerSec), kNsPerSec);
+  EXPECT_EQ(kernel_log_poll_period(500 * kNsPerMs), 500 * kNsPerMs);
+  EXPECT_EQ(kernel_log_poll_period(10 * kNsPerSec), kNsPerSec);
+  EXPECT_EQ(kernel_log_poll_period(100 * kNsPerMs), 250 * kNsPerMs);
+}
+
+// The heap's free pages go back once a minute of the agent's clock, not per sample.
+TEST(HeapTrimmer, TrimsOncePerPeriodOfTheClock) {
+  ManualClock clock;
+  int trims = 0;
+  HeapTrimmer trimmer(clock, HeapTrimmer::kPeriod, [&] { ++trims; });
+  trimmer.maybe_trim();
+  EXPECT_EQ(trims, 0);  // not at start: nothing was freed yet
+  for (int second = 1; second < 60; ++second) {
+    clock.advance(kNsPerSec);
+    trimmer.maybe_trim();
+  }
+  EXPECT_EQ(trims, 0);
+  clock.advance(kNsPerSec);
+  trimmer.maybe_trim();
+  trimmer.maybe_trim();
+  EXPECT_EQ(trims, 1);
+  clock.advance(3 * HeapTrimmer::kPeriod);  // a long stall: one trim, not three
+  trimmer.maybe_trim();
+  EXPECT_EQ(trims, 2);
+  EXPECT_EQ(trimmer.trims(), 2u);
+}
+
+// The default trim is malloc_trim itself: callable, and it leaves the heap usable.
+TEST(HeapTrimmer, TheDefaultTrimRuns) {
+  ManualClock clock;
+  HeapTrimmer trimmer(clock, 0);
+  { std::vector<char> freed(1 << 20, 'x'); }
+  trimmer.maybe_trim();
+  EXPECT_EQ(trimmer.trims(), 1u);
+  std::vector<char> again(1 << 20, 'y');
+  EXPECT_EQ(again.back(), 'y');
 }
 
 }  // namespace
