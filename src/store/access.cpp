@@ -113,7 +113,7 @@ Result<std::vector<std::string>> secure_state_dir(const std::string& dir, const 
     if (fd < 0 && errno != EEXIST) return fail(Error::io(db, errno));
     if (fd >= 0) ::close(fd);
   }
-  for (const char* suffix : {"", "-wal", "-shm"}) {
+  for (const char* suffix : {"", "-wal", "-shm", "-tail0", "-tail1"}) {
     const std::string path = db + suffix;
     if (!exists(path)) continue;
     CARDIAC_TRY(fix_path(path, a.file_mode, a.group, changes));

@@ -11,7 +11,7 @@ namespace cardiac::store {
 namespace {
 
 // Append only: a released migration never changes, a schema change is a new entry.
-constexpr std::array<std::string_view, 6> kMigrations = {
+constexpr std::array<std::string_view, 7> kMigrations = {
     // 1: the initial layout. Samples are "long" (one row per metric value) so a new metric is
     // a row in `metrics`, not a migration.
     R"sql(
@@ -232,6 +232,18 @@ CREATE TABLE sample_tail (
   count INTEGER NOT NULL,
   data BLOB NOT NULL
 );
+)sql",
+    // 7: the unsealed tail moves out of SQLite into two append-only files beside the database
+    // (store/tail_log.h): a commit per 5 s flush cost a new B-tree leaf and its parent in the
+    // WAL and again at the checkpoint, about 12 kB a flush. `tail_log` holds the last segment
+    // whose records are sealed; rows still in `sample_tail` stay readable and are sealed by
+    // the next writer, so the files' segments count on from theirs.
+    R"sql(
+CREATE TABLE tail_log (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  sealed_segment INTEGER NOT NULL
+);
+INSERT INTO tail_log(id, sealed_segment) SELECT 1, coalesce(max(segment), 0) FROM sample_tail;
 )sql",
 };
 

@@ -11,6 +11,7 @@
 #include "core/format.h"
 #include "store/retention.h"
 #include "store/schema.h"
+#include "store/tail_log.h"
 
 namespace cardiac::store {
 namespace {
@@ -28,9 +29,11 @@ void keep_range(const std::vector<Point>& points, TimeNs from, TimeNs to, std::v
   }
 }
 
-// Decodes the tail: rows in id order, each segment's chain on its own. `only` limits the output
-// to one series (the rows are decoded in full either way: each continues the previous one).
-Status read_tail(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, SeriesMap& out) {
+// Decodes the tail: the rows of the older `sample_tail` table in id order, then the records of
+// the tail files after the sealed segment, each segment's chain on its own. `only` limits the
+// output to one series (the rows are decoded in full either way: each continues the previous one).
+Status read_tail(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, SeriesMap& out,
+                 std::int64_t* last_segment = nullptr) {
   auto st = db.prepare("SELECT id, segment, seq, data FROM sample_tail ORDER BY id");
   if (!st) return fail(std::move(st).error());
   struct Segment {
@@ -38,6 +41,12 @@ Status read_tail(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, Se
     std::int64_t next_seq = 0;
   };
   std::map<std::int64_t, Segment> segments;
+  const auto keep = [&](const std::vector<SeriesPoints>& series) {
+    for (const auto& s : series) {
+      if (only != nullptr && s.key != *only) continue;
+      keep_range(s.points, from, to, out[s.key]);
+    }
+  };
   for (;;) {
     auto row = st->step();
     if (!row) return fail(std::move(row).error());
@@ -54,10 +63,21 @@ Status read_tail(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, Se
       return fail(
           series.error().with_context(fmt::format("{}: sample_tail row {}", db.path(), id)));
     }
-    for (const auto& s : *series) {
-      if (only != nullptr && s.key != *only) continue;
-      keep_range(s.points, from, to, out[s.key]);
+    keep(*series);
+  }
+  auto sealed = sealed_tail_segment(db);
+  if (!sealed) return fail(std::move(sealed).error());
+  auto records = read_tail_log(db.path(), *sealed);
+  if (!records) return fail(std::move(records).error());
+  std::map<std::int64_t, TailChain> chains;
+  for (const TailRecord& r : *records) {
+    auto series = decode_tail_row(r.data, chains[r.segment]);
+    if (!series) {
+      return fail(series.error().with_context(fmt::format(
+          "{}: segment {} record {}", tail_log_path(db.path(), r.segment), r.segment, r.seq)));
     }
+    keep(*series);
+    if (last_segment != nullptr) *last_segment = std::max(*last_segment, r.segment);
   }
   return {};
 }
@@ -257,20 +277,35 @@ Result<std::vector<std::int64_t>> gpus_with_raw_samples(const Db& db, TimeNs sin
   return std::vector<std::int64_t>(gpus.begin(), gpus.end());
 }
 
+Result<std::vector<TailRecord>> live_tail_records(const Db& db) {
+  auto sealed = sealed_tail_segment(db);
+  if (!sealed) return fail(std::move(sealed).error());
+  return read_tail_log(db.path(), *sealed);
+}
+
 Result<std::int64_t> count_raw_samples(const Db& db) {
   auto n = db.query_int64(
       "SELECT (SELECT count(*) FROM samples) + (SELECT coalesce(sum(count), 0) FROM "
       "sample_chunks) + (SELECT coalesce(sum(count), 0) FROM sample_tail)");
   if (!n) return fail(std::move(n).error());
-  return n->value_or(0);
+  auto records = live_tail_records(db);
+  if (!records) return fail(std::move(records).error());
+  std::int64_t total = n->value_or(0);
+  for (const TailRecord& r : *records) total += r.count;
+  return total;
 }
 
 Result<std::int64_t> seal_tail_locked(Db& db, const SeriesMap& extra) {
   SeriesMap all = extra;
-  CARDIAC_TRY(read_tail(db, nullptr, std::numeric_limits<TimeNs>::min(), kAllTime, all));
+  std::int64_t last_segment = 0;
+  CARDIAC_TRY(
+      read_tail(db, nullptr, std::numeric_limits<TimeNs>::min(), kAllTime, all, &last_segment));
   auto sealed = write_seal(db, all);
   if (!sealed) return fail(std::move(sealed).error());
   CARDIAC_TRY(db.exec("DELETE FROM sample_tail"));
+  // The files keep the records until their segment's file is reused; from now on they are
+  // stale, in the same commit as the seal that holds them.
+  CARDIAC_TRY(set_sealed_tail_segment(db, last_segment));
   return sealed;
 }
 

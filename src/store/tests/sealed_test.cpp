@@ -16,6 +16,7 @@ namespace cardiac::store {
 namespace {
 
 using testing::scalar;
+using testing::tail_records;
 using testing::TempDir;
 
 constexpr TimeNs kHour0 = 1'700'002'800LL * kNsPerSec;
@@ -127,7 +128,7 @@ TEST(StoreSealed, FlushCommitsOneTailRowThatOtherConnectionsRead) {
     ASSERT_TRUE(w.append("host_load1", std::nullopt, kHour0 + i * kNsPerSec, 0.5));
   }
   ASSERT_TRUE(w.flush());
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), 1);
+  EXPECT_EQ(tail_records(db), 1);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_chunks"), 0);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples"), 0);
 
@@ -154,20 +155,20 @@ TEST(StoreSealed, WriterSealsTheTailWhenASeriesReachesTheChunkSize) {
     }
     ASSERT_TRUE(w.flush());
   }
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), written / 5);
+  EXPECT_EQ(tail_records(db), written / 5);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_seals"), 0);
   for (int i = written; i < written + 5; ++i) {
     ASSERT_TRUE(w.append("gpu_temperature", 0u, kHour0 + i * kNsPerSec, i % 9));
   }
   ASSERT_TRUE(w.flush());
   written += 5;
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), 0);
+  EXPECT_EQ(tail_records(db), 0);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_seals"), 1);
   EXPECT_EQ(scalar(db, "SELECT count FROM sample_chunks"), written);
   // The next flush starts a new segment.
   ASSERT_TRUE(w.append("gpu_temperature", 0u, kHour0 + written * kNsPerSec, 1));
   ASSERT_TRUE(w.flush());
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), 1);
+  EXPECT_EQ(tail_records(db), 1);
   EXPECT_EQ(count_raw_samples(db).value(), written + 1);
   auto points =
       read_series(db, {scalar(db, "SELECT id FROM metrics"), 0}, kHour0, kHour0 + kHourNs);
@@ -190,11 +191,11 @@ TEST(StoreSealed, NextWriterSealsWhatAnEarlierOneLeft) {
       }
     }
   }
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), 4);
+  EXPECT_EQ(tail_records(db), 4);
   SampleWriter second(db);
   ASSERT_TRUE(second.append("gpu_temperature", 0u, kHour0 + 20 * kNsPerSec, 20));
   ASSERT_TRUE(second.flush());
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), 1);  // the second writer's
+  EXPECT_EQ(tail_records(db), 1);  // the second writer's
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_seals"), 1);
   EXPECT_EQ(scalar(db, "SELECT end_ns FROM sample_seals"), kHour0 + 19 * kNsPerSec);
   auto h = history(db, {"gpu_temperature", 0u, kHour0, kHour0 + kMinuteNs, kNsPerSec});
@@ -211,7 +212,7 @@ TEST(StoreSealed, HistoryIsWhatTheSamplesTableGave) {
   write_legacy_rows(legacy, samples);
   write_through_writer(chunked, samples);
   EXPECT_GT(scalar(chunked, "SELECT count(*) FROM sample_seals"), 10);
-  EXPECT_GT(scalar(chunked, "SELECT count(*) FROM sample_tail"), 0);
+  EXPECT_GT(tail_records(chunked), 0);
   EXPECT_EQ(scalar(chunked, "SELECT count(*) FROM samples"), 0);
   EXPECT_EQ(count_raw_samples(chunked).value(), static_cast<std::int64_t>(samples.size()));
 
@@ -258,7 +259,7 @@ TEST(StoreSealed, PreviousSchemaWithRowsMigratesAndKeepsItsHistory) {
     Db db = testing::open_test_store(dir);
     ASSERT_TRUE(
         db.exec("DROP TABLE sample_chunks; DROP TABLE sample_seals; DROP TABLE sample_tail; "
-                "DELETE FROM schema_version WHERE version >= 6"));
+                "DROP TABLE tail_log; DELETE FROM schema_version WHERE version >= 6"));
     ASSERT_EQ(schema_version(db).value(), 5);
     write_legacy_rows(db, samples);
     for (const auto& q : raw_queries()) before.push_back(legacy_raw_history(db, q));

@@ -83,6 +83,15 @@ std::vector<RawRow> raw_rows(const Db& db) {
   return out;
 }
 
+std::int64_t tail_records(const Db& db) {
+  auto records = live_tail_records(db);
+  if (!records) {
+    ADD_FAILURE() << records.error().what();
+    return -1;
+  }
+  return static_cast<std::int64_t>(records->size());
+}
+
 std::int64_t scalar(const Db& db, const std::string& sql) {
   auto v = db.query_int64(sql);
   if (!v) {

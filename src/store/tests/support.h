@@ -33,6 +33,10 @@ struct RawRow {
 // Every raw sample (legacy rows, chunks, tail) through read_all_series(); fails the test on error.
 std::vector<RawRow> raw_rows(const Db& db);
 
+// Tail records not sealed yet (the tail files' records after the sealed segment); fails the
+// test on error.
+std::int64_t tail_records(const Db& db);
+
 // count(*) of a table or any scalar query.
 std::int64_t scalar(const Db& db, const std::string& sql);
 
