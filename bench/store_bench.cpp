@@ -330,15 +330,23 @@ std::int64_t written_bytes() {
   return -1;
 }
 
+constexpr std::int64_t kRollupLate = 120;  // store::kRollupLateness in seconds
+
 // Disk writes: one simulated hour of 8 GPUs × 44 fields at 1 s (jittered instants), through
 // SampleWriter (tail rows and seals) and, for comparison, as `samples` rows. range(0) = N > 0
-// also runs roll_up() every N simulated minutes (the agent's maintenance thread: every 10
-// minutes, kRollupPeriod); range(1) = F flushes every F seconds (the agent's
-// store.flush_interval). Counters: MB (10^6) written per day (the hour × 24) for each layout.
+// also runs roll_up() every N simulated minutes up to store::rollup_horizon() as the agent's
+// maintenance thread does (it wakes every 10 minutes, kRollupPeriod), and after the hour the
+// run that rolls up its last clock hour, so each minute of the hour is rolled up once; range(1)
+// = F flushes every F seconds (the agent's store.flush_interval). Counters: MB (10^6) written per
+// day (the hour × 24) for each layout.
 void BM_StoreWritesPerDay(benchmark::State& state) {
   const auto dev = h100_device();
   const std::int64_t every = state.range(0) * 60;   // seconds between roll_up() calls; 0: none
   const std::int64_t flush_every = state.range(1);  // seconds between flushes
+  // As the agent's maintenance thread calls it: up to the last whole hour, 2 minutes late.
+  const auto rollup_at = [](std::int64_t sec) { return store::rollup_horizon(instant(sec, true)); };
+  // After the hour, the run that rolls up its last clock hour (each clock hour once in all).
+  const TimeNs last_rollup = rollup_at(3600 + kRollupLate);
   for (auto _ : state) {
     std::int64_t sealed_bytes = 0;
     std::int64_t rows_bytes = 0;
@@ -350,9 +358,10 @@ void BM_StoreWritesPerDay(benchmark::State& state) {
         BENCH_CHECK(state, w.add_gpus(simulated_snapshot(dev, 8, sec), instant(sec, true)));
         if (sec % flush_every == flush_every - 1) BENCH_CHECK(state, w.flush());
         if (every > 0 && sec % every == every - 1)
-          BENCH_CHECK(state, store::roll_up(*ts.db, instant(sec, true)));
+          BENCH_CHECK(state, store::roll_up(*ts.db, rollup_at(sec)));
       }
       BENCH_CHECK(state, w.flush());
+      if (every > 0) BENCH_CHECK(state, store::roll_up(*ts.db, last_rollup));
       sealed_bytes = written_bytes() - before;
     }
     {
@@ -363,9 +372,10 @@ void BM_StoreWritesPerDay(benchmark::State& state) {
         BENCH_CHECK(state, r.add_gpus(simulated_snapshot(dev, 8, sec), instant(sec, true)));
         if (sec % flush_every == flush_every - 1) BENCH_CHECK(state, r.flush());
         if (every > 0 && sec % every == every - 1)
-          BENCH_CHECK(state, store::roll_up(*ts.db, instant(sec, true)));
+          BENCH_CHECK(state, store::roll_up(*ts.db, rollup_at(sec)));
       }
       BENCH_CHECK(state, r.flush());
+      if (every > 0) BENCH_CHECK(state, store::roll_up(*ts.db, last_rollup));
       rows_bytes = written_bytes() - before;
     }
     state.counters["MB_written_per_day"] = static_cast<double>(sealed_bytes) * 24 / 1e6;

@@ -175,11 +175,13 @@ void run_nvml_events(std::string executable, std::string nvml_lib,
   }
 }
 
-// How often the maintenance thread rolls raw samples up: every 10 minutes, not every minute,
-// for the disk's sake. Each run rewrites at least one `rollup_1m` page per series, so with
-// 8 GPUs at 1 s roll-ups every minute wrote about 570 MB a day on top of the samples' 221 MB,
-// every 10 minutes about 70 MB (bench/README.md, BM_StoreWritesPerDay). Answers do not change:
-// history() fills the part of a range not rolled up yet from raw samples (store/query.h).
+// How often the maintenance thread wakes to roll raw samples up. Each run rolls up to
+// store::rollup_horizon(): whole hours, 2 minutes after they end, so a run writes each series'
+// minute block of the hour once, all of them appended together, plus one hour row per series; a
+// run with no new whole hour writes nothing. Rolling up every 10 minutes to the last minute
+// rewrote at least one `rollup_1m` page per series each time (about 70 MB a day for 8 GPUs on a
+// fresh store, several times that once the table is large). Answers do not change: history()
+// fills the part of a range not rolled up yet from raw samples (store/query.h).
 constexpr DurationNs kRollupPeriod = 10 * store::kMinuteNs;
 // How often each level is pruned by age.
 constexpr DurationNs kPrunePeriod = store::kHourNs;
@@ -196,7 +198,9 @@ void run_maintenance(const config::Config& c, const Clock& clock, Stopper& stop)
   TimeNs last_prune = 0;
   while (stop.sleep_for(kRollupPeriod)) {
     TimeNs now = clock.now();
-    if (auto r = store::roll_up(*db, now); !r) log::warn("roll-up: {}", r.error().what());
+    if (auto r = store::roll_up(*db, store::rollup_horizon(now)); !r) {
+      log::warn("roll-up: {}", r.error().what());
+    }
     if (now - last_prune >= kPrunePeriod) {
       last_prune = now;
       if (auto p = store::prune(*db, now, policy); !p) log::warn("prune: {}", p.error().what());

@@ -51,6 +51,14 @@ struct RollupStats {
 // gives the same rollups. One transaction.
 [[nodiscard]] Result<RollupStats> roll_up(Db& db, TimeNs now);
 
+// Where the agent's periodic roll-ups stop: the last whole hour that ended kRollupLateness ago.
+// Minutes are stored a block per series and hour, so rolling up whole hours writes each block
+// once, appended beside the other series' blocks of that hour, and recomputes nothing; the
+// range after it is answered from raw samples (history()).
+constexpr TimeNs rollup_horizon(TimeNs now) {
+  return floor_to(now - kRollupLateness, kHourNs);
+}
+
 struct RetentionPolicy {
   DurationNs raw_keep = 7 * kDayNs;
   DurationNs minute_keep = 90 * kDayNs;
