@@ -364,6 +364,13 @@ Result<std::string> encode_chunk(std::span<const Point> points, std::span<const 
 }
 
 Result<std::vector<Point>> decode_chunk(std::string_view data, std::span<const TimeNs> times) {
+  std::vector<Point> out;
+  CARDIAC_TRY(decode_chunk_into(data, times, out));
+  return out;
+}
+
+Status decode_chunk_into(std::string_view data, std::span<const TimeNs> times,
+                         std::vector<Point>& out) {
   if (data.empty() || static_cast<std::uint8_t>(data.front()) != kChunkFormat) {
     return fail(corrupt("not a chunk"));
   }
@@ -372,11 +379,13 @@ Result<std::vector<Point>> decode_chunk(std::string_view data, std::span<const T
   if (!get_varint(data, count)) return fail(corrupt("truncated chunk header"));
   BitReader r(data);
   if (count > r.bits_left() / 2) return fail(corrupt("chunk count exceeds its data"));
-  std::vector<Point> out;
-  out.reserve(count);
+  const std::size_t before = out.size();
+  // Grown geometrically: an exact reserve per chunk would copy the whole series every time.
+  if (out.capacity() < before + count) out.reserve(std::max(before + count, 2 * out.capacity()));
   XorState state;
-  CARDIAC_TRY(get_points(r, count, times, state, out));
-  return out;
+  auto got = get_points(r, count, times, state, out);
+  if (!got) out.resize(before);
+  return got;
 }
 
 // Layout: format byte; varint flags; varint length + the row's time column; unless kSameList,

@@ -101,7 +101,8 @@ void sort_series(SeriesMap& m) {
 // loop (CROSS JOIN fixes the order), each one a seek on sample_chunks_by_seal.
 Status read_chunks(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, SeriesMap& out) {
   std::string sql =
-      "SELECT s.id, s.times, c.metric_id, c.gpu, c.data FROM sample_seals AS s "
+      "SELECT s.id, s.times, c.metric_id, c.gpu, c.data, c.start_ns, c.end_ns "
+      "FROM sample_seals AS s "
       "CROSS JOIN sample_chunks AS c ON c.seal_id = s.id ";
   sql += only != nullptr ? "AND c.metric_id = ?3 AND c.gpu = ?4 " : "";
   sql +=
@@ -113,6 +114,8 @@ Status read_chunks(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, 
   if (only != nullptr) st->bind(3, only->metric_id).bind(4, only->gpu);
   std::int64_t times_of = -1;
   std::vector<TimeNs> times;
+  std::vector<Point>* into = nullptr;
+  SeriesKey into_key;
   for (;;) {
     auto row = st->step();
     if (!row) return fail(std::move(row).error());
@@ -127,12 +130,24 @@ Status read_chunks(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, 
       times_of = seal;
     }
     const SeriesKey key{st->column_int64(2), st->column_int64(3)};
-    auto points = decode_chunk(st->column_blob(4), times);
-    if (!points) {
-      return fail(points.error().with_context(fmt::format(
+    if (into == nullptr || key != into_key) {
+      into = &out[key];
+      into_key = key;
+    }
+    // Decoded straight into the series' points, then trimmed to the range where the chunk
+    // sticks out of it (only the first and last seals of a range).
+    const std::size_t before = into->size();
+    auto decoded = decode_chunk_into(st->column_blob(4), times, *into);
+    if (!decoded) {
+      return fail(decoded.error().with_context(fmt::format(
           "{}: chunk of seal {}, metric {}, gpu {}", db.path(), seal, key.metric_id, key.gpu)));
     }
-    keep_range(*points, from, to, out[key]);
+    if (st->column_int64(5) < from || st->column_int64(6) >= to) {
+      const auto first = into->begin() + static_cast<std::ptrdiff_t>(before);
+      into->erase(std::remove_if(first, into->end(),
+                                 [&](const Point& p) { return p.time < from || p.time >= to; }),
+                  into->end());
+    }
   }
   return {};
 }
