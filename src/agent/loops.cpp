@@ -176,9 +176,10 @@ void run_nvml_events(std::string executable, std::string nvml_lib,
 }
 
 // How often the maintenance thread wakes to roll raw samples up. Each run rolls up to
-// store::rollup_horizon(): whole hours, 2 minutes after they end, so a run writes each series'
-// minute block of the hour once, all of them appended together, plus one hour row per series; a
-// run with no new whole hour writes nothing. Rolling up every 10 minutes to the last minute
+// store::rollup_horizon(): minutes for whole hours, 2 minutes after they end, so a run writes
+// each series' minute block of the hour once, all of them appended together; hours for whole
+// days, so the hour table (a page per series) is written once a day. A run with nothing new
+// writes nothing. Rolling up every 10 minutes to the last minute
 // rewrote at least one `rollup_1m` page per series each time (about 70 MB a day for 8 GPUs on a
 // fresh store, several times that once the table is large). Answers do not change: history()
 // fills the part of a range not rolled up yet from raw samples (store/query.h).
@@ -198,7 +199,8 @@ void run_maintenance(const config::Config& c, const Clock& clock, Stopper& stop)
   TimeNs last_prune = 0;
   while (stop.sleep_for(kRollupPeriod)) {
     TimeNs now = clock.now();
-    if (auto r = store::roll_up(*db, store::rollup_horizon(now)); !r) {
+    const auto horizon = store::rollup_horizon(now);
+    if (auto r = store::roll_up(*db, horizon.minutes, horizon.hours); !r) {
       log::warn("roll-up: {}", r.error().what());
     }
     if (now - last_prune >= kPrunePeriod) {

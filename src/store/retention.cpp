@@ -253,6 +253,10 @@ Result<std::optional<TimeNs>> rolled_up_until(const Db& db, std::string_view lev
 }
 
 Result<RollupStats> roll_up(Db& db, TimeNs now) {
+  return roll_up(db, now, now);
+}
+
+Result<RollupStats> roll_up(Db& db, TimeNs now, TimeNs hours_now) {
   auto tx = Transaction::begin(db);
   if (!tx) return fail(std::move(tx).error());
   RollupStats stats;
@@ -266,13 +270,16 @@ Result<RollupStats> roll_up(Db& db, TimeNs now) {
   CARDIAC_TRY(set_rolled_up_until(db, "1m", minute_end));
 
   // An hour is complete once the minute level has passed its end, which minute_end >= hour_end
-  // guarantees. Only hours whose minutes this run may have rewritten are computed again: the
-  // others would come out the same.
-  const TimeNs hour_end = floor_to(now, kHourNs);
+  // guarantees. Of the hours rolled up before, only those whose minutes this run may have
+  // rewritten are computed again: the others would come out the same.
+  const TimeNs hour_end = floor_to(std::min(now, hours_now), kHourNs);
   auto hour_start = start_of(db, "1h", kHourNs);
   if (!hour_start) return fail(std::move(hour_start).error());
   if (*minute_start != kBeginning && *hour_start != kBeginning) {
-    *hour_start = std::max(*hour_start, floor_to(*minute_start, kHourNs));
+    auto hour_done = rolled_up_until(db, "1h");
+    if (!hour_done) return fail(std::move(hour_done).error());
+    *hour_start =
+        std::max(*hour_start, std::min(floor_to(*minute_start, kHourNs), hour_done->value_or(0)));
   }
   auto hours = roll_hours(db, *hour_start, hour_end);
   if (!hours) return fail(std::move(hours).error());

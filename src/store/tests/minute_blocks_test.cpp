@@ -85,7 +85,7 @@ TEST(StoreMinuteBlocks, WholeHourRollUpAppendsOneBlockPerSeriesAndAnIdleRunWrite
   Db db = testing::open_test_store(dir);
   write_seconds(db, 2 * 3600);
   const TimeNs now = kHour0 + 2 * kHourNs + 5 * kMinuteNs;
-  auto stats = roll_up(db, rollup_horizon(now));
+  auto stats = roll_up(db, rollup_horizon(now).minutes);
   ASSERT_TRUE(stats) << stats.error().what();
   EXPECT_EQ(rolled_up_until(db, "1m").value(), kHour0 + 2 * kHourNs);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM rollup_1m_blocks"), 3 * 2);
@@ -97,7 +97,7 @@ TEST(StoreMinuteBlocks, WholeHourRollUpAppendsOneBlockPerSeriesAndAnIdleRunWrite
   // behind it (kRollupLateness), finds them unchanged and writes no page.
   ASSERT_TRUE(db.exec("PRAGMA wal_checkpoint(TRUNCATE)"));
   const auto before = wal_size(path);
-  ASSERT_TRUE(roll_up(db, rollup_horizon(now + 10 * kMinuteNs)));
+  ASSERT_TRUE(roll_up(db, rollup_horizon(now + 10 * kMinuteNs).minutes));
   EXPECT_EQ(wal_size(path), before);
 }
 
@@ -112,7 +112,7 @@ TEST(StoreMinuteBlocks, AnswersAreTheSameAtEveryRollUpPoint) {
        t += 10 * kMinuteNs) {
     ASSERT_TRUE(roll_up(often, t));
   }
-  ASSERT_TRUE(roll_up(hourly, rollup_horizon(kHour0 + 2 * kHourNs + 10 * kMinuteNs)));
+  ASSERT_TRUE(roll_up(hourly, rollup_horizon(kHour0 + 2 * kHourNs + 10 * kMinuteNs).minutes));
   const std::string rows =
       "SELECT group_concat(printf('%d %d %d %!.17g %!.17g %!.17g %d', metric_id, gpu, bucket_ns, "
       "min, avg, max, count), ';') FROM (SELECT * FROM minute_rows WHERE bucket_ns < ?1 ORDER BY "
@@ -146,6 +146,29 @@ TEST(StoreMinuteBlocks, AnswersAreTheSameAtEveryRollUpPoint) {
       EXPECT_EQ(a->points[i].count, b->points[i].count);
     }
   }
+}
+
+TEST(StoreMinuteBlocks, HoursRolledUpLaterThanTheirMinutesAreTheSame) {
+  TempDir dir;
+  Db later = testing::open_test_store(dir, "later.db");
+  Db at_once = testing::open_test_store(dir, "at_once.db");
+  write_seconds(later, 3 * 3600);
+  write_seconds(at_once, 3 * 3600);
+  const TimeNs end = kHour0 + 3 * kHourNs;
+  // Minutes hour by hour with no hour rows yet, as the agent does within a day, then the hours.
+  for (int h = 1; h <= 3; ++h) ASSERT_TRUE(roll_up(later, kHour0 + h * kHourNs, kHour0));
+  EXPECT_EQ(scalar(later, "SELECT count(*) FROM rollup_1h"), 0);
+  auto from_minutes = history(later, {"host_load1", std::nullopt, kHour0, end, kHourNs});
+  ASSERT_TRUE(from_minutes);
+  EXPECT_EQ(from_minutes->points.size(), 3u);
+  ASSERT_TRUE(roll_up(later, end, end));
+  ASSERT_TRUE(roll_up(at_once, end));
+  const std::string hours =
+      "SELECT group_concat(printf('%d %d %d %!.17g %!.17g %!.17g %d', metric_id, gpu, bucket_ns, "
+      "min, avg, max, count), ';') FROM (SELECT * FROM rollup_1h ORDER BY metric_id, gpu, "
+      "bucket_ns)";
+  EXPECT_EQ(scalar(later, "SELECT count(*) FROM rollup_1h"), 3 * 3);
+  EXPECT_EQ(later.query_text(hours).value(), at_once.query_text(hours).value());
 }
 
 TEST(StoreMinuteBlocks, RowsOfTheOlderTableStayAndARecomputedMinuteMovesIntoItsBlock) {
