@@ -159,7 +159,7 @@ Result<Db> open_store_read_only(const std::string& path, StoreFile file) {
   if (::access(path.c_str(), R_OK) != 0) {
     return fail(Error{ErrorCode::kPermission, permission_text(path), path});
   }
-  OpenOptions o;
+  OpenOptions o = query_options();
   o.read_only = true;
   auto db = Db::open(path, o);
   Result<int> v = db ? schema_version(*db) : Result<int>(fail(db.error()));
