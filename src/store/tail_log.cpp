@@ -92,6 +92,8 @@ void parse(std::string_view file, std::int64_t sealed, std::vector<TailRecord>& 
   std::int64_t next_seq = 0;
   while (file.size() - at >= kHeader) {
     if (get(file, at, 4) != kMagic) return;
+    // A file holds one segment: a sealed one is skipped whole, without checking its CRCs.
+    if (!segment && static_cast<std::int64_t>(get(file, at + 12, 8)) <= sealed) return;
     const auto len = static_cast<std::uint32_t>(get(file, at + 4, 4));
     if (len > kMaxPayload || file.size() - at - kHeader < len) return;
     const auto crc = static_cast<std::uint32_t>(get(file, at + 8, 4));
