@@ -196,6 +196,20 @@ TEST(StoreChunk, TailRowsNameSharedInstantsOnceAndReadTheOlderFormat) {
       EXPECT_EQ((*got)[i].points[j].value, batch[i].points[j].value);
     }
   }
+  // Past 64 instants a row has no masks: a partial series gives its count and steps.
+  std::vector<SeriesPoints> wide{{{1, 0}, {}}, {{2, 0}, {}}};
+  for (int i = 0; i < 100; ++i) {
+    wide[0].points.push_back({t0 + i * kNsPerSec, 1.0 * i});
+    if (i % 3 != 0) wide[1].points.push_back({t0 + i * kNsPerSec, 2.0});
+  }
+  TailChain ww;
+  TailChain wr;
+  auto wide_back = decode_tail_row(encode_tail_row(wide, ww).value(), wr);
+  ASSERT_TRUE(wide_back) << wide_back.error().what();
+  ASSERT_EQ(wide_back->size(), 2u);
+  EXPECT_EQ((*wide_back)[1].points.size(), wide[1].points.size());
+  EXPECT_EQ((*wide_back)[1].points.back().time, wide[1].points.back().time);
+
   // Rows of schema 6's sample_tail (format 3) stay readable: with every series at every
   // instant the two formats differ in their first byte only.
   std::vector<SeriesPoints> full(batch.begin(), batch.end() - 1);
