@@ -330,15 +330,26 @@ std::int64_t written_bytes() {
   return -1;
 }
 
+constexpr std::int64_t kRollupLate = 120;  // store::kRollupLateness in seconds
+
 // Disk writes: one simulated hour of 8 GPUs × 44 fields at 1 s (jittered instants), through
 // SampleWriter (tail rows and seals) and, for comparison, as `samples` rows. range(0) = N > 0
-// also runs roll_up() every N simulated minutes (the agent's maintenance thread: every 10
-// minutes, kRollupPeriod); range(1) = F flushes every F seconds (the agent's
-// store.flush_interval). Counters: MB (10^6) written per day (the hour × 24) for each layout.
+// also runs roll_up() every N simulated minutes up to store::rollup_horizon() as the agent's
+// maintenance thread does (it wakes every 10 minutes, kRollupPeriod), and after the hour the
+// run that rolls up its last clock hour, so each minute of the hour is rolled up once; range(1)
+// = F flushes every F seconds (the agent's store.flush_interval). Counters: MB (10^6) written per
+// day (the hour × 24) for each layout.
 void BM_StoreWritesPerDay(benchmark::State& state) {
   const auto dev = h100_device();
   const std::int64_t every = state.range(0) * 60;   // seconds between roll_up() calls; 0: none
   const std::int64_t flush_every = state.range(1);  // seconds between flushes
+  // As the agent's maintenance thread calls it: up to the last whole hour, 2 minutes late.
+  const auto rollup_at = [](std::int64_t sec) { return store::rollup_horizon(instant(sec, true)); };
+  const auto roll = [](store::Db& db, store::RollupHorizon h) {
+    return store::roll_up(db, h.minutes, h.hours);
+  };
+  // After the hour, the run that rolls up its last clock hour (each clock hour once in all).
+  const auto last_rollup = rollup_at(3600 + kRollupLate);
   for (auto _ : state) {
     std::int64_t sealed_bytes = 0;
     std::int64_t rows_bytes = 0;
@@ -349,10 +360,10 @@ void BM_StoreWritesPerDay(benchmark::State& state) {
       for (std::int64_t sec = 0; sec < 3600; ++sec) {
         BENCH_CHECK(state, w.add_gpus(simulated_snapshot(dev, 8, sec), instant(sec, true)));
         if (sec % flush_every == flush_every - 1) BENCH_CHECK(state, w.flush());
-        if (every > 0 && sec % every == every - 1)
-          BENCH_CHECK(state, store::roll_up(*ts.db, instant(sec, true)));
+        if (every > 0 && sec % every == every - 1) BENCH_CHECK(state, roll(*ts.db, rollup_at(sec)));
       }
       BENCH_CHECK(state, w.flush());
+      if (every > 0) BENCH_CHECK(state, roll(*ts.db, last_rollup));
       sealed_bytes = written_bytes() - before;
     }
     {
@@ -362,10 +373,10 @@ void BM_StoreWritesPerDay(benchmark::State& state) {
       for (std::int64_t sec = 0; sec < 3600; ++sec) {
         BENCH_CHECK(state, r.add_gpus(simulated_snapshot(dev, 8, sec), instant(sec, true)));
         if (sec % flush_every == flush_every - 1) BENCH_CHECK(state, r.flush());
-        if (every > 0 && sec % every == every - 1)
-          BENCH_CHECK(state, store::roll_up(*ts.db, instant(sec, true)));
+        if (every > 0 && sec % every == every - 1) BENCH_CHECK(state, roll(*ts.db, rollup_at(sec)));
       }
       BENCH_CHECK(state, r.flush());
+      if (every > 0) BENCH_CHECK(state, roll(*ts.db, last_rollup));
       rows_bytes = written_bytes() - before;
     }
     state.counters["MB_written_per_day"] = static_cast<double>(sealed_bytes) * 24 / 1e6;
@@ -385,8 +396,9 @@ BENCHMARK(BM_StoreWritesPerDay)
 // read from raw samples: every chunk of the series decoded) or 3600 (hour roll-ups, plus minutes
 // and raw samples for the part not rolled up yet), from a store holding 7 days of 8 GPUs × 4
 // metrics at 1 s (jittered): 1007 seals, each decoded for its time column and this series' chunk,
-// plus a tail of 595 s written in 5 s flushes (119 rows, decoded whole), rolled up to its last
-// minute. Setup (about 19 M samples) runs once per step.
+// plus a tail of 595 s written in 5 s flushes (119 records, decoded whole), rolled up as the
+// agent does (store::rollup_horizon(): minutes to the last whole hour, hours to the last day).
+// Setup (about 19 M samples) runs once per step.
 void BM_StoreQueryWeek(benchmark::State& state) {
   TempStore ts;
   constexpr std::int64_t kWeek = 7 * 86'400;
@@ -408,13 +420,20 @@ void BM_StoreQueryWeek(benchmark::State& state) {
     }
     BENCH_CHECK(state, w.flush());
   }
-  // The maintenance thread's roll-ups, up to the last whole minute.
-  BENCH_CHECK(state, store::roll_up(*ts.db, instant(kWeek - 5, true)));
+  // The maintenance thread's roll-ups: minutes to the last whole hour, hours to the last day.
+  const auto horizon = store::rollup_horizon(instant(kWeek - 5, true));
+  BENCH_CHECK(state, store::roll_up(*ts.db, horizon.minutes, horizon.hours));
   const store::HistoryQuery q{"gpu_power_usage_mw", 3u, kStart, kStart + kWeek * kSec,
                               state.range(0) * kSec};
+  // Answered on a connection of its own, as the agent's API reader (store::query_options()).
+  auto reader = store::Db::open(ts.path, store::query_options());
+  if (!reader) {
+    state.SkipWithError(reader.error().what().c_str());
+    return;
+  }
   std::size_t points = 0;
   for (auto _ : state) {
-    auto h = store::history(*ts.db, q);
+    auto h = store::history(*reader, q);
     if (!h) {
       state.SkipWithError(h.error().what().c_str());
       return;
@@ -425,8 +444,8 @@ void BM_StoreQueryWeek(benchmark::State& state) {
   state.counters["points"] = static_cast<double>(points);
   state.counters["seals"] =
       static_cast<double>(ts.db->query_int64("SELECT count(*) FROM sample_seals")->value_or(0));
-  state.counters["tail_rows"] =
-      static_cast<double>(ts.db->query_int64("SELECT count(*) FROM sample_tail")->value_or(0));
+  state.counters["tail_records"] = static_cast<double>(
+      store::live_tail_records(*ts.db).value_or(std::vector<store::TailRecord>{}).size());
 }
 BENCHMARK(BM_StoreQueryWeek)->Arg(59)->Arg(3600)->Unit(benchmark::kMillisecond);
 

@@ -231,7 +231,7 @@ Status Agent::start() {
   auto writer_db = store::open_store(db_path);
   if (!writer_db) return fail(store::explain_store_error(writer_db.error(), db_path));
   p.store = std::make_unique<AgentStore>(std::move(*writer_db), p.clock);
-  auto reader_db = store::Db::open(db_path);
+  auto reader_db = store::Db::open(db_path, store::query_options());
   if (!reader_db) return fail(store::explain_store_error(reader_db.error(), db_path));
   p.reader.emplace(std::move(*reader_db));
   auto open_alerts = p.store->with([](AgentStore::Access& a) { return a.alerts.load(); });

@@ -182,11 +182,14 @@ void run_nvml_events(std::string executable, std::string nvml_lib,
   }
 }
 
-// How often the maintenance thread rolls raw samples up: every 10 minutes, not every minute,
-// for the disk's sake. Each run rewrites at least one `rollup_1m` page per series, so with
-// 8 GPUs at 1 s roll-ups every minute wrote about 570 MB a day on top of the samples' 221 MB,
-// every 10 minutes about 70 MB (bench/README.md, BM_StoreWritesPerDay). Answers do not change:
-// history() fills the part of a range not rolled up yet from raw samples (store/query.h).
+// How often the maintenance thread wakes to roll raw samples up. Each run rolls up to
+// store::rollup_horizon(): minutes for whole hours, 2 minutes after they end, so a run writes
+// each series' minute block of the hour once, all of them appended together; hours for whole
+// days, so the hour table (a page per series) is written once a day. A run with nothing new
+// writes nothing. Rolling up every 10 minutes to the last minute
+// rewrote at least one `rollup_1m` page per series each time (about 70 MB a day for 8 GPUs on a
+// fresh store, several times that once the table is large). Answers do not change: history()
+// fills the part of a range not rolled up yet from raw samples (store/query.h).
 constexpr DurationNs kRollupPeriod = 10 * store::kMinuteNs;
 // How often each level is pruned by age.
 constexpr DurationNs kPrunePeriod = store::kHourNs;
@@ -203,7 +206,17 @@ void run_maintenance(const config::Config& c, const Clock& clock, Stopper& stop)
   TimeNs last_prune = 0;
   while (stop.sleep_for(kRollupPeriod)) {
     TimeNs now = clock.now();
-    if (auto r = store::roll_up(*db, now); !r) log::warn("roll-up: {}", r.error().what());
+    const auto horizon = store::rollup_horizon(now);
+    if (auto r = store::roll_up(*db, horizon.minutes, horizon.hours); !r) {
+      log::warn("roll-up: {}", r.error().what());
+    }
+    // The WAL's pages into the database file now, not at SQLite's 1000-page mark (hours
+    // later): each seal's pages are copied once either way, the WAL stays a few hundred kB and
+    // restarts from its beginning, and the history is synced to disk every 10 minutes. PASSIVE
+    // never waits for the sampler's writes or the readers.
+    if (auto done = db->exec("PRAGMA wal_checkpoint(PASSIVE)"); !done) {
+      log::warn("checkpoint: {}", done.error().what());
+    }
     if (now - last_prune >= kPrunePeriod) {
       last_prune = now;
       if (auto p = store::prune(*db, now, policy); !p) log::warn("prune: {}", p.error().what());

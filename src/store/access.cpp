@@ -113,7 +113,7 @@ Result<std::vector<std::string>> secure_state_dir(const std::string& dir, const 
     if (fd < 0 && errno != EEXIST) return fail(Error::io(db, errno));
     if (fd >= 0) ::close(fd);
   }
-  for (const char* suffix : {"", "-wal", "-shm"}) {
+  for (const char* suffix : {"", "-wal", "-shm", "-tail0", "-tail1"}) {
     const std::string path = db + suffix;
     if (!exists(path)) continue;
     CARDIAC_TRY(fix_path(path, a.file_mode, a.group, changes));
@@ -159,7 +159,7 @@ Result<Db> open_store_read_only(const std::string& path, StoreFile file) {
   if (::access(path.c_str(), R_OK) != 0) {
     return fail(Error{ErrorCode::kPermission, permission_text(path), path});
   }
-  OpenOptions o;
+  OpenOptions o = query_options();
   o.read_only = true;
   auto db = Db::open(path, o);
   Result<int> v = db ? schema_version(*db) : Result<int>(fail(db.error()));

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 namespace cardiac::store {
 namespace {
@@ -14,7 +15,12 @@ namespace {
 // later format) is refused instead of misread.
 constexpr std::uint8_t kTimesFormat = 0x01;
 constexpr std::uint8_t kChunkFormat = 0x02;
-constexpr std::uint8_t kTailFormat = 0x03;
+constexpr std::uint8_t kTailFormat = 0x03;  // read only: rows of schema 6's sample_tail
+constexpr std::uint8_t kTailMaskFormat = 0x04;
+// Format 4, per series: '0' a point at every instant of the row; '10' the instants of the
+// previous mask of the row; '110' + one bit per instant (rows of at most kMaxMaskInstants);
+// '111' + 32-bit count + the points' instant steps (format 3's partial series).
+constexpr std::size_t kMaxMaskInstants = 64;
 
 // Tail row flag: the series list is the previous row's.
 constexpr std::uint64_t kSameList = 1;
@@ -364,6 +370,13 @@ Result<std::string> encode_chunk(std::span<const Point> points, std::span<const 
 }
 
 Result<std::vector<Point>> decode_chunk(std::string_view data, std::span<const TimeNs> times) {
+  std::vector<Point> out;
+  CARDIAC_TRY(decode_chunk_into(data, times, out));
+  return out;
+}
+
+Status decode_chunk_into(std::string_view data, std::span<const TimeNs> times,
+                         std::vector<Point>& out) {
   if (data.empty() || static_cast<std::uint8_t>(data.front()) != kChunkFormat) {
     return fail(corrupt("not a chunk"));
   }
@@ -372,17 +385,20 @@ Result<std::vector<Point>> decode_chunk(std::string_view data, std::span<const T
   if (!get_varint(data, count)) return fail(corrupt("truncated chunk header"));
   BitReader r(data);
   if (count > r.bits_left() / 2) return fail(corrupt("chunk count exceeds its data"));
-  std::vector<Point> out;
-  out.reserve(count);
+  const std::size_t before = out.size();
+  // Grown geometrically: an exact reserve per chunk would copy the whole series every time.
+  if (out.capacity() < before + count) out.reserve(std::max(before + count, 2 * out.capacity()));
   XorState state;
-  CARDIAC_TRY(get_points(r, count, times, state, out));
-  return out;
+  auto got = get_points(r, count, times, state, out);
+  if (!got) out.resize(before);
+  return got;
 }
 
 // Layout: format byte; varint flags; varint length + the row's time column; unless kSameList,
 // varint series count and per series varint metric id + zigzag varint gpu; then one bit stream
-// with, per series of the list: '0' one point at every instant of the row, or '1' + 32-bit
-// count + the points' instant steps; then the values, continuing each series' XorState.
+// with, per series of the list, which instants it has (see kTailMaskFormat; format 3: '0'
+// every instant, or '1' + 32-bit count + the points' instant steps) and its values, continuing
+// each series' XorState.
 Result<std::string> encode_tail_row(std::span<const SeriesPoints> batch, TailChain& chain) {
   std::vector<TimeNs> times;
   std::vector<SeriesPoints> sorted;
@@ -401,7 +417,7 @@ Result<std::string> encode_tail_row(std::span<const SeriesPoints> batch, TailCha
   const bool same_list = !chain.last_list.empty() && list == chain.last_list;
 
   std::string out;
-  out.push_back(static_cast<char>(kTailFormat));
+  out.push_back(static_cast<char>(kTailMaskFormat));
   put_varint(out, same_list ? kSameList : 0);
   std::string column;
   encode_times_into(column, times);
@@ -416,11 +432,44 @@ Result<std::string> encode_tail_row(std::span<const SeriesPoints> batch, TailCha
   }
   TailChain next = chain;
   BitWriter w(out);
+  std::optional<std::uint64_t> last_mask;
   for (const auto& s : sorted) {
-    const bool every_instant = s.points.size() == times.size();
-    w.bit(!every_instant);
-    if (!every_instant) w.put(s.points.size(), 32);
-    CARDIAC_TRY(put_points(w, s.points, times, next.values[s.key]));
+    XorState& state = next.values[s.key];
+    if (s.points.size() == times.size()) {
+      w.bit(false);
+      CARDIAC_TRY(put_points(w, s.points, times, state));
+      continue;
+    }
+    // Series read at other moments than the rest (the host's) leave the others a subset of the
+    // row's instants: the same few masks, where counts and steps cost ~45 bits a series.
+    std::optional<std::uint64_t> mask;
+    if (times.size() <= kMaxMaskInstants) {
+      mask = 0;
+      for (const Point& p : s.points) {
+        const auto index = static_cast<std::size_t>(
+            std::lower_bound(times.begin(), times.end(), p.time) - times.begin());
+        const std::uint64_t bit = std::uint64_t{1} << index;
+        if ((*mask & bit) != 0) {  // two points at one instant: only steps say that
+          mask.reset();
+          break;
+        }
+        *mask |= bit;
+      }
+    }
+    if (!mask) {
+      w.put(0b111, 3);
+      w.put(s.points.size(), 32);
+      CARDIAC_TRY(put_points(w, s.points, times, state));
+      continue;
+    }
+    if (mask == last_mask) {
+      w.put(0b10, 2);
+    } else {
+      w.put(0b110, 3);
+      w.put(*mask, static_cast<int>(times.size()));
+      last_mask = mask;
+    }
+    for (const Point& p : s.points) put_value(w, state, p.value);
   }
   next.last_list = std::move(list);
   chain = std::move(next);
@@ -428,9 +477,8 @@ Result<std::string> encode_tail_row(std::span<const SeriesPoints> batch, TailCha
 }
 
 Result<std::vector<SeriesPoints>> decode_tail_row(std::string_view data, TailChain& chain) {
-  if (data.empty() || static_cast<std::uint8_t>(data.front()) != kTailFormat) {
-    return fail(corrupt("not a tail row"));
-  }
+  const auto format = data.empty() ? 0 : static_cast<std::uint8_t>(data.front());
+  if (format != kTailFormat && format != kTailMaskFormat) return fail(corrupt("not a tail row"));
   data.remove_prefix(1);
   std::uint64_t flags = 0;
   std::uint64_t column_size = 0;
@@ -458,13 +506,44 @@ Result<std::vector<SeriesPoints>> decode_tail_row(std::string_view data, TailCha
   std::vector<SeriesPoints> out;
   out.reserve(chain.last_list.size());
   BitReader r(data);
+  std::optional<std::uint64_t> last_mask;
   for (const auto& key : chain.last_list) {
     bool partial = false;
     if (!r.bit(partial)) return fail(corrupt("truncated tail row"));
     std::uint64_t count = times->size();
-    if (partial && !r.get(32, count)) return fail(corrupt("truncated tail row"));
-    if (count > r.bits_left() / 2) return fail(corrupt("tail row count exceeds its data"));
     SeriesPoints s{key, {}};
+    if (partial && format == kTailMaskFormat) {
+      const std::uint64_t code = r.peek(2);
+      std::optional<std::uint64_t> mask;
+      if ((code & 0b10) == 0) {  // '10': the previous mask
+        if (!r.skip(1) || !last_mask) return fail(corrupt("tail row mask before any mask"));
+        mask = last_mask;
+      } else if (code == 0b10) {  // '110': a new mask
+        std::uint64_t m = 0;
+        if (!r.skip(2) || times->size() > kMaxMaskInstants ||
+            !r.get(static_cast<int>(times->size()), m)) {
+          return fail(corrupt("truncated tail row mask"));
+        }
+        mask = m;
+        last_mask = m;
+      } else if (!r.skip(2) || !r.get(32, count)) {  // '111': count and steps
+        return fail(corrupt("truncated tail row"));
+      }
+      if (mask) {
+        XorState& state = chain.values[key];
+        for (std::size_t i = 0; i < times->size(); ++i) {
+          if ((*mask & (std::uint64_t{1} << i)) == 0) continue;
+          Point p{(*times)[i], 0};
+          if (!get_value(r, state, p.value)) return fail(corrupt("truncated value"));
+          s.points.push_back(p);
+        }
+        out.push_back(std::move(s));
+        continue;
+      }
+    } else if (partial && !r.get(32, count)) {
+      return fail(corrupt("truncated tail row"));
+    }
+    if (count > r.bits_left() / 2) return fail(corrupt("tail row count exceeds its data"));
     s.points.reserve(count);
     CARDIAC_TRY(get_points(r, count, *times, chain.values[key], s.points));
     out.push_back(std::move(s));

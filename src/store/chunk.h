@@ -46,6 +46,10 @@ struct SeriesKey {
 // or points outside `times`; never reads past `data`.
 [[nodiscard]] Result<std::vector<Point>> decode_chunk(std::string_view data,
                                                       std::span<const TimeNs> times);
+// decode_chunk() appending to `out` (a reader gathering many chunks of one series copies each
+// point once); on failure `out` is left as it was.
+[[nodiscard]] Status decode_chunk_into(std::string_view data, std::span<const TimeNs> times,
+                                       std::vector<Point>& out);
 
 // The state a tail row continues from: each series' previous value (so a 5 s batch costs about
 // what the same samples cost in a chunk) and the previous row's series list (so an unchanged

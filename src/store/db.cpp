@@ -217,6 +217,9 @@ Result<Db> Db::open(const std::string& path, const OpenOptions& options) {
   sqlite3_busy_timeout(raw, options.busy_timeout_ms);
 
   Db db(std::move(handle), path);
+  if (options.mmap_bytes > 0) {
+    CARDIAC_TRY(db.exec(fmt::format("PRAGMA mmap_size={}", options.mmap_bytes)));
+  }
   if (options.read_only) {
     // Reading the journal mode reads the header (a file that is not a database fails here)
     // and, unlike setting it, writes nothing.

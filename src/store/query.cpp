@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "core/format.h"
+#include "store/minute_blocks.h"
 #include "store/retention.h"
 #include "store/schema.h"
 #include "store/sealed.h"
@@ -36,7 +37,8 @@ Status read_raw(const Db& db, std::int64_t metric, std::optional<unsigned> gpu, 
   std::optional<TimeNs> at;
   const auto add = [&] {
     if (!at) return;
-    Acc& a = steps[*at];
+    // Raw steps come last and in time order: appending at the end of the map is O(1).
+    Acc& a = steps.emplace_hint(steps.end(), *at, Acc{})->second;
     a.min = std::min(a.min, part.min);
     a.max = std::max(a.max, part.max);
     a.sum += part.sum;
@@ -68,12 +70,40 @@ Status read_raw(const Db& db, std::int64_t metric, std::optional<unsigned> gpu, 
   return {};
 }
 
+// Adds the minute buckets in [from, to) to `steps`, per step as the SQL over `rollup_1m` rows
+// gave them: min(min), max(max), sum(avg * count) summed in minute order, sum(count).
+Status read_minutes(const Db& db, std::int64_t metric, std::optional<unsigned> gpu, DurationNs step,
+                    TimeNs from, TimeNs to, Steps& steps) {
+  auto buckets =
+      read_minute_buckets(db, SeriesKey{metric, gpu ? std::int64_t{*gpu} : kHostGpu}, from, to);
+  if (!buckets) return fail(std::move(buckets).error());
+  std::size_t i = 0;
+  while (i < buckets->size()) {
+    const TimeNs t = (*buckets)[i].bucket - ((*buckets)[i].bucket % step);
+    Acc part;
+    for (; i < buckets->size() && (*buckets)[i].bucket - ((*buckets)[i].bucket % step) == t; ++i) {
+      const MinuteBucket& b = (*buckets)[i];
+      part.min = std::min(part.min, b.min);
+      part.max = std::max(part.max, b.max);
+      part.sum += b.avg * static_cast<double>(b.count);
+      part.count += b.count;
+    }
+    Acc& a = steps[t];
+    a.min = std::min(a.min, part.min);
+    a.max = std::max(a.max, part.max);
+    a.sum += part.sum;
+    a.count += part.count;
+  }
+  return {};
+}
+
 // Adds the rows of one rollup level in [from, to) to `steps`. Columns: step start, min, max,
 // sum, count; parameters: ?1 step, ?2 metric, ?3 gpu, ?4 from, ?5 to.
 Status read_level(const Db& db, Resolution level, std::int64_t metric, std::optional<unsigned> gpu,
                   DurationNs step, TimeNs from, TimeNs to, Steps& steps) {
   if (from >= to) return {};
   if (level == Resolution::kRaw) return read_raw(db, metric, gpu, step, from, to, steps);
+  if (level == Resolution::kMinute) return read_minutes(db, metric, gpu, step, from, to, steps);
   const std::string sql = fmt::format(
       "SELECT bucket_ns - (bucket_ns % ?1), min(min), max(max), sum(avg * count), sum(count) "
       "FROM {} WHERE metric_id = ?2 AND gpu = ?3 AND bucket_ns >= ?4 AND bucket_ns < ?5 "

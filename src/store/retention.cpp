@@ -3,10 +3,12 @@
 #include "store/retention.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <string>
 
 #include "core/format.h"
+#include "store/minute_blocks.h"
 #include "store/schema.h"
 #include "store/sealed.h"
 
@@ -18,8 +20,8 @@ constexpr TimeNs kBeginning = std::numeric_limits<TimeNs>::min();
 Status set_rolled_up_until(Db& db, std::string_view level, TimeNs t) {
   auto st = db.prepare(
       "INSERT INTO rollup_state(level, done_until_ns) VALUES (?1, ?2) "
-      "ON CONFLICT(level) DO UPDATE SET done_until_ns = max(done_until_ns, "
-      "excluded.done_until_ns)");
+      "ON CONFLICT(level) DO UPDATE SET done_until_ns = excluded.done_until_ns "
+      "WHERE excluded.done_until_ns > done_until_ns");
   if (!st) return fail(std::move(st).error());
   return st->bind_all(level, t).run();
 }
@@ -32,35 +34,16 @@ Result<TimeNs> start_of(const Db& db, std::string_view level, DurationNs bucket)
   return floor_to(**done - kRollupLateness, bucket);
 }
 
-Result<std::int64_t> roll_level(Db& db, std::string_view source, std::string_view sql,
-                                DurationNs bucket, TimeNs start, TimeNs end) {
-  std::int64_t written = 0;
-  if (start >= end) return written;
-  auto series = list_series(db, source);
-  if (!series) return fail(std::move(series).error());
-  auto st = db.prepare(sql);
-  if (!st) return fail(std::move(st).error());
-  for (const auto& s : *series) {
-    st->bind_all(bucket, s.gpu.value_or(kHostGpu), s.metric_id, s.gpu, start, end);
-    CARDIAC_TRY(st->run());
-    written += db.changes();
-    st->reset();
-  }
-  return written;
-}
-
 // 1-minute buckets of every series' raw samples in [start, end), whichever of chunks, tail and
-// legacy rows hold them, decoded once per run. min/avg/max/count as SQL's aggregates over the
-// samples in time order gave them.
+// legacy rows hold them, decoded once per run, merged into each series' block of the hour.
+// min/avg/max/count as SQL's aggregates over the samples in time order gave them.
 Result<std::int64_t> roll_minute_slice(Db& db, TimeNs start, TimeNs end) {
   std::int64_t written = 0;
   auto series = read_all_series(db, start, end);
   if (!series) return fail(std::move(series).error());
-  auto st = db.prepare(
-      "INSERT OR REPLACE INTO rollup_1m(bucket_ns, gpu, metric_id, min, avg, max, count) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-  if (!st) return fail(std::move(st).error());
+  std::vector<MinuteBucket> fresh;
   for (const auto& [key, points] : *series) {
+    fresh.clear();
     std::size_t i = 0;
     while (i < points.size()) {
       const TimeNs bucket = points[i].time - (points[i].time % kMinuteNs);
@@ -74,10 +57,91 @@ Result<std::int64_t> roll_minute_slice(Db& db, TimeNs start, TimeNs end) {
         sum += points[i].value;
         ++n;
       }
-      st->bind_all(bucket, key.gpu, key.metric_id, lo, sum / static_cast<double>(n), hi, n);
-      CARDIAC_TRY(st->run());
-      st->reset();
+      if (!fresh.empty() && block_hour(fresh.back().bucket) != block_hour(bucket)) {
+        CARDIAC_TRY(merge_minute_block(db, key, block_hour(fresh.back().bucket), fresh));
+        fresh.clear();
+      }
+      fresh.push_back({bucket, lo, sum / static_cast<double>(n), hi, n});
       ++written;
+    }
+    if (!fresh.empty()) {
+      CARDIAC_TRY(merge_minute_block(db, key, block_hour(fresh.back().bucket), fresh));
+    }
+  }
+  return written;
+}
+
+// The series with minute buckets in [start, end): rows of the older table, blocks.
+Result<std::vector<SeriesKey>> minute_series(const Db& db, TimeNs start, TimeNs end) {
+  std::vector<SeriesKey> out;
+  auto legacy = list_series(db, "rollup_1m");
+  if (!legacy) return fail(std::move(legacy).error());
+  for (const auto& s : *legacy) out.push_back({s.metric_id, s.gpu.value_or(kHostGpu)});
+  auto st = db.prepare(
+      "SELECT DISTINCT metric_id, gpu FROM rollup_1m_blocks WHERE hour_ns >= ?1 AND hour_ns < ?2");
+  if (!st) return fail(std::move(st).error());
+  // A block starts up to an hour before its first bucket only for negative times.
+  st->bind_all(start == kBeginning ? start : block_hour(start) - kHourNs, end);
+  for (;;) {
+    auto row = st->step();
+    if (!row) return fail(std::move(row).error());
+    if (!*row) break;
+    out.push_back({st->column_int64(0), st->column_int64(1)});
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// 1-hour buckets of the minute buckets in [start, end), as the SQL over `rollup_1m` computed
+// them: min(min), sum(avg * count) / sum(count) summed in minute order, max(max), sum(count).
+// An hour row is written only when it changes.
+Result<std::int64_t> roll_hours(Db& db, TimeNs start, TimeNs end) {
+  std::int64_t written = 0;
+  if (start >= end) return written;
+  auto series = minute_series(db, start, end);
+  if (!series) return fail(std::move(series).error());
+  auto old = db.prepare(
+      "SELECT min, avg, max, count FROM rollup_1h WHERE metric_id = ?1 AND gpu = ?2 AND "
+      "bucket_ns = ?3");
+  if (!old) return fail(std::move(old).error());
+  auto ins = db.prepare(
+      "INSERT OR REPLACE INTO rollup_1h(bucket_ns, gpu, metric_id, min, avg, max, count) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  if (!ins) return fail(std::move(ins).error());
+  const auto same = [](double a, double b) {
+    return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+  };
+  for (const SeriesKey& key : *series) {
+    auto buckets = read_minute_buckets(db, key, start, end);
+    if (!buckets) return fail(std::move(buckets).error());
+    std::size_t i = 0;
+    while (i < buckets->size()) {
+      const TimeNs hour = block_hour((*buckets)[i].bucket);
+      double lo = (*buckets)[i].min;
+      double hi = (*buckets)[i].max;
+      double sum = 0;
+      std::int64_t n = 0;
+      for (; i < buckets->size() && block_hour((*buckets)[i].bucket) == hour; ++i) {
+        const MinuteBucket& b = (*buckets)[i];
+        lo = std::min(lo, b.min);
+        hi = std::max(hi, b.max);
+        sum += b.avg * static_cast<double>(b.count);
+        n += b.count;
+      }
+      const double avg = sum / static_cast<double>(n);
+      ++written;
+      old->bind_all(key.metric_id, key.gpu, hour);
+      auto row = old->step();
+      if (!row) return fail(std::move(row).error());
+      const bool unchanged = *row && same(old->column_double(0), lo) &&
+                             same(old->column_double(1), avg) && same(old->column_double(2), hi) &&
+                             old->column_int64(3) == n;
+      old->reset();
+      if (unchanged) continue;
+      ins->bind_all(hour, key.gpu, key.metric_id, lo, avg, hi, n);
+      CARDIAC_TRY(ins->run());
+      ins->reset();
     }
   }
   return written;
@@ -90,7 +154,13 @@ Result<std::optional<TimeNs>> earliest_raw(const Db& db) {
       "SELECT min(t) FROM (SELECT min(time_ns) AS t FROM samples UNION ALL "
       "SELECT min(start_ns) FROM sample_seals UNION ALL SELECT min(start_ns) FROM sample_tail)");
   if (!t) return fail(std::move(t).error());
-  return *t;
+  auto records = live_tail_records(db);
+  if (!records) return fail(std::move(records).error());
+  std::optional<TimeNs> first = *t;
+  for (const TailRecord& r : *records) {
+    if (r.count > 0 && (!first || r.start_ns < *first)) first = r.start_ns;
+  }
+  return first;
 }
 
 // Decoded samples of every series are held in memory, so a long window (the first run, or one
@@ -104,7 +174,8 @@ Result<std::int64_t> roll_minutes(Db& db, TimeNs start, TimeNs end) {
     start = floor_to(**first, kMinuteNs);
   }
   while (start < end) {
-    const TimeNs slice_end = end - start > kHourNs ? start + kHourNs : end;
+    // Whole hours, so each run merges into a series' block once per hour.
+    const TimeNs slice_end = std::min(end, floor_to(start, kHourNs) + kHourNs);
     auto n = roll_minute_slice(db, start, slice_end);
     if (!n) return fail(std::move(n).error());
     written += *n;
@@ -182,6 +253,10 @@ Result<std::optional<TimeNs>> rolled_up_until(const Db& db, std::string_view lev
 }
 
 Result<RollupStats> roll_up(Db& db, TimeNs now) {
+  return roll_up(db, now, now);
+}
+
+Result<RollupStats> roll_up(Db& db, TimeNs now, TimeNs hours_now) {
   auto tx = Transaction::begin(db);
   if (!tx) return fail(std::move(tx).error());
   RollupStats stats;
@@ -194,19 +269,19 @@ Result<RollupStats> roll_up(Db& db, TimeNs now) {
   stats.minute_buckets = *minutes;
   CARDIAC_TRY(set_rolled_up_until(db, "1m", minute_end));
 
-  // Parameters: ?1 bucket, ?2 stored gpu, ?3 metric, ?4 gpu to match, ?5 start, ?6 end.
   // An hour is complete once the minute level has passed its end, which minute_end >= hour_end
-  // guarantees.
-  const TimeNs hour_end = floor_to(now, kHourNs);
+  // guarantees. Of the hours rolled up before, only those whose minutes this run may have
+  // rewritten are computed again: the others would come out the same.
+  const TimeNs hour_end = floor_to(std::min(now, hours_now), kHourNs);
   auto hour_start = start_of(db, "1h", kHourNs);
   if (!hour_start) return fail(std::move(hour_start).error());
-  auto hours = roll_level(
-      db, "rollup_1m",
-      "INSERT OR REPLACE INTO rollup_1h(bucket_ns, gpu, metric_id, min, avg, max, count) "
-      "SELECT bucket_ns - (bucket_ns % ?1), ?2, ?3, min(min), sum(avg * count) / sum(count), "
-      "max(max), sum(count) FROM rollup_1m "
-      "WHERE metric_id = ?3 AND gpu IS ?4 AND bucket_ns >= ?5 AND bucket_ns < ?6 GROUP BY 1",
-      kHourNs, *hour_start, hour_end);
+  if (*minute_start != kBeginning && *hour_start != kBeginning) {
+    auto hour_done = rolled_up_until(db, "1h");
+    if (!hour_done) return fail(std::move(hour_done).error());
+    *hour_start =
+        std::max(*hour_start, std::min(floor_to(*minute_start, kHourNs), hour_done->value_or(0)));
+  }
+  auto hours = roll_hours(db, *hour_start, hour_end);
   if (!hours) return fail(std::move(hours).error());
   stats.hour_buckets = *hours;
   CARDIAC_TRY(set_rolled_up_until(db, "1h", hour_end));
@@ -235,10 +310,13 @@ Result<PruneStats> prune(Db& db, TimeNs now, const RetentionPolicy& policy) {
     if (!sealed) return fail(std::move(sealed).error());
     stats.raw += *sealed;
   }
-  auto minute = prune_table(db, "rollup_1m", "bucket_ns",
-                            std::min(now - policy.minute_keep, hour_done->value_or(kBeginning)));
+  const TimeNs minute_before = std::min(now - policy.minute_keep, hour_done->value_or(kBeginning));
+  auto minute = prune_table(db, "rollup_1m", "bucket_ns", minute_before);
   if (!minute) return fail(std::move(minute).error());
   stats.minute = *minute;
+  auto blocks = prune_minute_blocks_locked(db, minute_before);
+  if (!blocks) return fail(std::move(blocks).error());
+  stats.minute += *blocks;
   auto hour = prune_table(db, "rollup_1h", "bucket_ns", now - policy.hour_keep);
   if (!hour) return fail(std::move(hour).error());
   stats.hour = *hour;

@@ -50,6 +50,24 @@ struct RollupStats {
 // the previous run (see kRollupLateness); buckets are INSERT OR REPLACEd, so running it again
 // gives the same rollups. One transaction.
 [[nodiscard]] Result<RollupStats> roll_up(Db& db, TimeNs now);
+// The same with the hour level rolled up only to `hours_now` (at most `now`): the hour table is
+// keyed by series, so each run that adds hour rows rewrites a page per series; the agent adds
+// them once a day (see rollup_horizon()). Queries read the hours not rolled up yet from minutes.
+[[nodiscard]] Result<RollupStats> roll_up(Db& db, TimeNs now, TimeNs hours_now);
+
+// Where the agent's periodic roll-ups stop: minutes at the last whole hour that ended
+// kRollupLateness ago, hours at the last whole (UTC) day. Minutes are stored a block per series
+// and hour, so rolling up whole hours writes each block once, appended beside the other series'
+// blocks of that hour; hour rows are keyed by series, so rolling them up a day at a time
+// rewrites each series' page once a day rather than every hour. The range after each horizon
+// is answered from the next finer level (history()).
+struct RollupHorizon {
+  TimeNs minutes = 0;
+  TimeNs hours = 0;
+};
+constexpr RollupHorizon rollup_horizon(TimeNs now) {
+  return {floor_to(now - kRollupLateness, kHourNs), floor_to(now - kRollupLateness, kDayNs)};
+}
 
 struct RetentionPolicy {
   DurationNs raw_keep = 7 * kDayNs;

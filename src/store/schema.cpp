@@ -11,7 +11,7 @@ namespace cardiac::store {
 namespace {
 
 // Append only: a released migration never changes, a schema change is a new entry.
-constexpr std::array<std::string_view, 6> kMigrations = {
+constexpr std::array<std::string_view, 7> kMigrations = {
     // 1: the initial layout. Samples are "long" (one row per metric value) so a new metric is
     // a row in `metrics`, not a migration.
     R"sql(
@@ -232,6 +232,31 @@ CREATE TABLE sample_tail (
   count INTEGER NOT NULL,
   data BLOB NOT NULL
 );
+)sql",
+    // 7: the unsealed tail moves out of SQLite into two append-only files beside the database
+    // (store/tail_log.h): a commit per 5 s flush cost a new B-tree leaf and its parent in the
+    // WAL and again at the checkpoint, about 12 kB a flush. `tail_log` holds the last segment
+    // whose records are sealed; rows still in `sample_tail` stay readable and are sealed by
+    // the next writer, so the files' segments count on from theirs.
+    // Minute roll-ups become one block per series and hour (store/minute_blocks.h), found by
+    // (hour, metric, gpu): a roll-up appends them together, where `rollup_1m`, keyed by series,
+    // rewrote at least one B-tree page per series per run. Its rows stay readable and are
+    // pruned by age; a roll-up that recomputes one of their minutes moves it into a block.
+    R"sql(
+CREATE TABLE tail_log (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  sealed_segment INTEGER NOT NULL
+);
+INSERT INTO tail_log(id, sealed_segment) SELECT 1, coalesce(max(segment), 0) FROM sample_tail;
+CREATE TABLE rollup_1m_blocks (
+  id INTEGER PRIMARY KEY,
+  hour_ns INTEGER NOT NULL,
+  metric_id INTEGER NOT NULL REFERENCES metrics(id),
+  gpu INTEGER NOT NULL,
+  buckets INTEGER NOT NULL,
+  data BLOB NOT NULL
+);
+CREATE UNIQUE INDEX rollup_1m_blocks_by_hour ON rollup_1m_blocks(hour_ns, metric_id, gpu);
 )sql",
 };
 

@@ -11,6 +11,7 @@
 #include "core/format.h"
 #include "store/retention.h"
 #include "store/schema.h"
+#include "store/tail_log.h"
 
 namespace cardiac::store {
 namespace {
@@ -28,9 +29,11 @@ void keep_range(const std::vector<Point>& points, TimeNs from, TimeNs to, std::v
   }
 }
 
-// Decodes the tail: rows in id order, each segment's chain on its own. `only` limits the output
-// to one series (the rows are decoded in full either way: each continues the previous one).
-Status read_tail(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, SeriesMap& out) {
+// Decodes the tail: the rows of the older `sample_tail` table in id order, then the records of
+// the tail files after the sealed segment, each segment's chain on its own. `only` limits the
+// output to one series (the rows are decoded in full either way: each continues the previous one).
+Status read_tail(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, SeriesMap& out,
+                 std::int64_t* last_segment = nullptr) {
   auto st = db.prepare("SELECT id, segment, seq, data FROM sample_tail ORDER BY id");
   if (!st) return fail(std::move(st).error());
   struct Segment {
@@ -38,6 +41,12 @@ Status read_tail(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, Se
     std::int64_t next_seq = 0;
   };
   std::map<std::int64_t, Segment> segments;
+  const auto keep = [&](const std::vector<SeriesPoints>& series) {
+    for (const auto& s : series) {
+      if (only != nullptr && s.key != *only) continue;
+      keep_range(s.points, from, to, out[s.key]);
+    }
+  };
   for (;;) {
     auto row = st->step();
     if (!row) return fail(std::move(row).error());
@@ -54,10 +63,21 @@ Status read_tail(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, Se
       return fail(
           series.error().with_context(fmt::format("{}: sample_tail row {}", db.path(), id)));
     }
-    for (const auto& s : *series) {
-      if (only != nullptr && s.key != *only) continue;
-      keep_range(s.points, from, to, out[s.key]);
+    keep(*series);
+  }
+  auto sealed = sealed_tail_segment(db);
+  if (!sealed) return fail(std::move(sealed).error());
+  auto records = read_tail_log(db.path(), *sealed);
+  if (!records) return fail(std::move(records).error());
+  std::map<std::int64_t, TailChain> chains;
+  for (const TailRecord& r : *records) {
+    auto series = decode_tail_row(r.data, chains[r.segment]);
+    if (!series) {
+      return fail(series.error().with_context(fmt::format(
+          "{}: segment {} record {}", tail_log_path(db.path(), r.segment), r.segment, r.seq)));
     }
+    keep(*series);
+    if (last_segment != nullptr) *last_segment = std::max(*last_segment, r.segment);
   }
   return {};
 }
@@ -81,7 +101,8 @@ void sort_series(SeriesMap& m) {
 // loop (CROSS JOIN fixes the order), each one a seek on sample_chunks_by_seal.
 Status read_chunks(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, SeriesMap& out) {
   std::string sql =
-      "SELECT s.id, s.times, c.metric_id, c.gpu, c.data FROM sample_seals AS s "
+      "SELECT s.id, s.times, c.metric_id, c.gpu, c.data, c.start_ns, c.end_ns "
+      "FROM sample_seals AS s "
       "CROSS JOIN sample_chunks AS c ON c.seal_id = s.id ";
   sql += only != nullptr ? "AND c.metric_id = ?3 AND c.gpu = ?4 " : "";
   sql +=
@@ -93,6 +114,8 @@ Status read_chunks(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, 
   if (only != nullptr) st->bind(3, only->metric_id).bind(4, only->gpu);
   std::int64_t times_of = -1;
   std::vector<TimeNs> times;
+  std::vector<Point>* into = nullptr;
+  SeriesKey into_key;
   for (;;) {
     auto row = st->step();
     if (!row) return fail(std::move(row).error());
@@ -107,12 +130,24 @@ Status read_chunks(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, 
       times_of = seal;
     }
     const SeriesKey key{st->column_int64(2), st->column_int64(3)};
-    auto points = decode_chunk(st->column_blob(4), times);
-    if (!points) {
-      return fail(points.error().with_context(fmt::format(
+    if (into == nullptr || key != into_key) {
+      into = &out[key];
+      into_key = key;
+    }
+    // Decoded straight into the series' points, then trimmed to the range where the chunk
+    // sticks out of it (only the first and last seals of a range).
+    const std::size_t before = into->size();
+    auto decoded = decode_chunk_into(st->column_blob(4), times, *into);
+    if (!decoded) {
+      return fail(decoded.error().with_context(fmt::format(
           "{}: chunk of seal {}, metric {}, gpu {}", db.path(), seal, key.metric_id, key.gpu)));
     }
-    keep_range(*points, from, to, out[key]);
+    if (st->column_int64(5) < from || st->column_int64(6) >= to) {
+      const auto first = into->begin() + static_cast<std::ptrdiff_t>(before);
+      into->erase(std::remove_if(first, into->end(),
+                                 [&](const Point& p) { return p.time < from || p.time >= to; }),
+                  into->end());
+    }
   }
   return {};
 }
@@ -257,20 +292,35 @@ Result<std::vector<std::int64_t>> gpus_with_raw_samples(const Db& db, TimeNs sin
   return std::vector<std::int64_t>(gpus.begin(), gpus.end());
 }
 
+Result<std::vector<TailRecord>> live_tail_records(const Db& db) {
+  auto sealed = sealed_tail_segment(db);
+  if (!sealed) return fail(std::move(sealed).error());
+  return read_tail_log(db.path(), *sealed);
+}
+
 Result<std::int64_t> count_raw_samples(const Db& db) {
   auto n = db.query_int64(
       "SELECT (SELECT count(*) FROM samples) + (SELECT coalesce(sum(count), 0) FROM "
       "sample_chunks) + (SELECT coalesce(sum(count), 0) FROM sample_tail)");
   if (!n) return fail(std::move(n).error());
-  return n->value_or(0);
+  auto records = live_tail_records(db);
+  if (!records) return fail(std::move(records).error());
+  std::int64_t total = n->value_or(0);
+  for (const TailRecord& r : *records) total += r.count;
+  return total;
 }
 
 Result<std::int64_t> seal_tail_locked(Db& db, const SeriesMap& extra) {
   SeriesMap all = extra;
-  CARDIAC_TRY(read_tail(db, nullptr, std::numeric_limits<TimeNs>::min(), kAllTime, all));
+  std::int64_t last_segment = 0;
+  CARDIAC_TRY(
+      read_tail(db, nullptr, std::numeric_limits<TimeNs>::min(), kAllTime, all, &last_segment));
   auto sealed = write_seal(db, all);
   if (!sealed) return fail(std::move(sealed).error());
   CARDIAC_TRY(db.exec("DELETE FROM sample_tail"));
+  // The files keep the records until their segment's file is reused; from now on they are
+  // stale, in the same commit as the seal that holds them.
+  CARDIAC_TRY(set_sealed_tail_segment(db, last_segment));
   return sealed;
 }
 

@@ -12,6 +12,7 @@
 #include "core/result.h"
 #include "store/chunk.h"
 #include "store/db.h"
+#include "store/tail_log.h"
 
 namespace cardiac::store {
 
@@ -43,11 +44,15 @@ using SeriesMap = std::map<SeriesKey, std::vector<Point>>;
 // rows of the seals since then (not their samples) and the tail.
 [[nodiscard]] Result<std::vector<std::int64_t>> gpus_with_raw_samples(const Db& db, TimeNs since);
 
+// The records of the tail files not sealed yet, by segment and seq.
+[[nodiscard]] Result<std::vector<TailRecord>> live_tail_records(const Db& db);
+
 // Raw samples stored: legacy rows, sealed chunks and tail together.
 [[nodiscard]] Result<std::int64_t> count_raw_samples(const Db& db);
 
-// Writes every tail row plus `extra` as one seal (a time column and one chunk per series) and
-// deletes the tail rows. The caller holds the write transaction, so the move is atomic.
+// Writes every tail row (of the older `sample_tail` table and of the tail files) plus `extra` as
+// one seal (a time column and one chunk per series), deletes the table's rows and marks the
+// files' segments sealed. The caller holds the write transaction, so the move is atomic.
 // Returns the samples sealed (0 and no seal when there were none).
 [[nodiscard]] Result<std::int64_t> seal_tail_locked(Db& db, const SeriesMap& extra = {});
 

@@ -8,6 +8,7 @@
 
 #include "store/schema.h"
 #include "store/sealed.h"
+#include "store/tail_log.h"
 
 namespace cardiac::store {
 namespace {
@@ -129,21 +130,18 @@ Status SampleWriter::add(const nvml::GpuSnapshot& gpus, const host::HostSnapshot
   return add_host(host, at);
 }
 
-// Inside the flush's transaction: appends the batch to the segment as one tail row, or seals
-// tail and batch together. Returns whether it sealed; `seg` is the state after the commit.
+// Inside the flush's transaction (which holds the write lock, so writers take turns): appends
+// the batch to the segment's tail file as one record, or seals tail and batch together. Returns
+// whether it sealed; `seg` is the state after the commit.
 Result<bool> SampleWriter::write_batch(const SeriesMap& batch, std::optional<Segment>& seg) {
-  if (seg) {
-    // Another writer's first flush seals every segment: ours is then gone, start another.
-    auto st = db_.prepare("SELECT EXISTS (SELECT 1 FROM sample_tail WHERE id = ?)");
-    if (!st) return fail(std::move(st).error());
-    st->bind_all(seg->last_row);
-    auto row = st->step();
-    if (!row) return fail(std::move(row).error());
-    if (!*row || st->column_int64(0) == 0) seg.reset();
-  }
+  auto sealed_until = sealed_tail_segment(db_);
+  if (!sealed_until) return fail(std::move(sealed_until).error());
+  // Another writer's first flush seals every segment: ours is then gone, start another.
+  if (seg && *sealed_until >= seg->id) seg.reset();
   if (!seg) {
-    // Rows left by an earlier writer (a crash, a restart): their chains are complete. They are
-    // sealed on their own, so a seal never spans the time the agent was down.
+    // Records left by an earlier writer (a crash, a restart) and rows of the older tail table:
+    // their chains are complete. They are sealed on their own, so a seal never spans the time
+    // the agent was down.
     auto left = seal_tail_locked(db_);
     if (!left) return fail(std::move(left).error());
   }
@@ -160,33 +158,33 @@ Result<bool> SampleWriter::write_batch(const SeriesMap& batch, std::optional<Seg
   }
 
   if (!seg) {
-    auto next = db_.query_int64("SELECT coalesce(max(segment), 0) + 1 FROM sample_tail");
-    if (!next) return fail(std::move(next).error());
+    auto last = sealed_tail_segment(db_);
+    if (!last) return fail(std::move(last).error());
     seg.emplace();
-    seg->id = next->value_or(1);
+    seg->id = *last + 1;
+    // Its first record truncates the file of the segment two before, sealed by an earlier
+    // commit: that seal must be on disk before its records leave the file.
+    CARDIAC_TRY(sync_wal(db_.path()));
   }
   std::vector<SeriesPoints> rows;
-  TimeNs lo = std::numeric_limits<TimeNs>::max();
-  TimeNs hi = std::numeric_limits<TimeNs>::min();
-  std::int64_t count = 0;
+  TailRecord record;
+  record.segment = seg->id;
+  record.seq = seg->next_seq;
+  record.start_ns = std::numeric_limits<TimeNs>::max();
+  record.end_ns = std::numeric_limits<TimeNs>::min();
   for (const auto& [key, points] : batch) {
     rows.push_back({key, points});
     seg->counts[key] += points.size();
     for (const Point& p : points) {
-      lo = std::min(lo, p.time);
-      hi = std::max(hi, p.time);
+      record.start_ns = std::min(record.start_ns, p.time);
+      record.end_ns = std::max(record.end_ns, p.time);
     }
-    count += static_cast<std::int64_t>(points.size());
+    record.count += static_cast<std::int64_t>(points.size());
   }
   auto data = encode_tail_row(rows, seg->chain);
   if (!data) return fail(std::move(data).error());
-  auto ins = db_.prepare(
-      "INSERT INTO sample_tail(segment, seq, start_ns, end_ns, count, data) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-  if (!ins) return fail(std::move(ins).error());
-  ins->bind_all(seg->id, seg->next_seq, lo, hi, count).bind_blob(6, *data);
-  CARDIAC_TRY(ins->run());
-  seg->last_row = db_.last_insert_rowid();
+  record.data = std::move(*data);
+  CARDIAC_TRY(append_tail_record(db_.path(), record));
   ++seg->next_seq;
   return false;
 }

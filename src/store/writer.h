@@ -44,28 +44,27 @@ struct StoredMetric {
 [[nodiscard]] const std::vector<StoredMetric>& stored_metrics();
 
 namespace detail {
-// The tail rows a SampleWriter has committed since its last seal. Outside the class: a nested
+// The tail records a SampleWriter has written since its last seal. Outside the class: a nested
 // type with default member initializers is not default-constructible (for std::optional) while
 // its enclosing class is still incomplete, which clang enforces.
 struct TailSegment {
   std::int64_t id = 0;
   std::int64_t next_seq = 0;
-  std::int64_t last_row = 0;
   TailChain chain;
   std::map<SeriesKey, std::size_t> counts;
 };
 }  // namespace detail
 
-// Batches samples in memory; each flush commits them as one bit-packed row of `sample_tail`
-// (every series of the batch) in one transaction, continuing the writer's open segment, so
-// whatever was committed survives a kill -9. When a series of the segment would reach
-// kSealPoints samples, that flush instead seals the tail and the batch into chunks (one seal)
-// and empties the tail, in the same transaction; after a seal it also moves a batch of rows of
-// the older `samples` table into chunks. The first flush of a writer seals whatever tail an
-// earlier writer left (as a seal of its own). Rows of a failed flush stay in the batch for the next
-// try. The Db must outlive the writer. Not thread-safe (one writer thread owns it); one writer per
-// store at a time (a second one's first flush seals the first one's segment, which then starts
-// another).
+// Batches samples in memory; each flush appends them as one bit-packed record (every series of
+// the batch) to the tail file of the writer's open segment (tail_log.h), continuing its chain,
+// so whatever a flush wrote survives a kill -9 without a database commit per flush. When a series
+// of the segment would reach kSealPoints samples, that flush instead seals the tail and the batch
+// into chunks (one seal) and empties the tail, in the same transaction; after a seal it also moves
+// a batch of rows of the older `samples` table into chunks. The first flush of a writer seals
+// whatever tail an earlier writer left (as a seal of its own). Rows of a failed flush stay in the
+// batch for the next try. The Db must outlive the writer. Not thread-safe (one writer thread owns
+// it); one writer per store at a time (a second one's first flush seals the first one's segment,
+// which then starts another).
 class SampleWriter {
  public:
   // `max_batch`: adding past this many pending rows flushes automatically.

@@ -12,6 +12,7 @@
 #include "store/events.h"
 #include "store/schema.h"
 #include "store/tests/support.h"
+#include "store/writer.h"
 
 namespace cardiac::store {
 namespace {
@@ -53,6 +54,16 @@ TEST(StoreAccess, NewStateDirectoryAndStoreAreOwnerOnly) {
   ASSERT_TRUE(db) << db.error().what();
   EXPECT_EQ(mode_of(dir + "/cardiac.db-wal"), 0600u);
   EXPECT_EQ(mode_of(dir + "/cardiac.db-shm"), 0600u);
+  // The writer gives its tail files the database's mode too, whatever the umask.
+  ::chmod((dir + "/cardiac.db").c_str(), 0640);
+  SampleWriter w(*db);
+  ASSERT_TRUE(w.append("gpu_temperature", 0u, 1'700'000'000LL * kNsPerSec, 40));
+  ASSERT_TRUE(w.flush());
+  EXPECT_EQ(mode_of(dir + "/cardiac.db-tail1"), 0640u);
+  // And the next start tightens them with the rest.
+  auto changes2 = secure_state_dir(dir, store_access(std::nullopt, false));
+  ASSERT_TRUE(changes2) << changes2.error().what();
+  EXPECT_EQ(mode_of(dir + "/cardiac.db-tail1"), 0600u);
 }
 
 TEST(StoreAccess, TooOpenStateIsTightenedAndReported) {

@@ -166,6 +166,62 @@ std::vector<SeriesPoints> flush_batch(int second, int seconds, int series) {
   return batch;
 }
 
+TEST(StoreChunk, TailRowsNameSharedInstantsOnceAndReadTheOlderFormat) {
+  // 50 GPU series read at 5 instants, the host read between them: each GPU series has a
+  // subset of the row's 10 instants, the same one.
+  const TimeNs t0 = 1'700'000'000LL * kNsPerSec;
+  std::vector<SeriesPoints> batch;
+  for (std::int64_t m = 1; m <= 50; ++m) {
+    SeriesPoints s{{m, 0}, {}};
+    for (int i = 0; i < 5; ++i) s.points.push_back({t0 + i * kNsPerSec, 40.0 + m});
+    batch.push_back(std::move(s));
+  }
+  SeriesPoints host{{99, -1}, {}};
+  for (int i = 0; i < 5; ++i) host.points.push_back({t0 + i * kNsPerSec + kNsPerSec / 2, 0.5});
+  batch.push_back(host);
+  TailChain writer;
+  const std::string first = encode_tail_row(batch, writer).value();  // full first values
+  const std::string row = encode_tail_row(batch, writer).value();
+  // A count and steps per series cost 45 bits or more each: over 280 bytes for these 50.
+  EXPECT_LT(row.size(), 100u);
+  TailChain reader;
+  ASSERT_TRUE(decode_tail_row(first, reader));
+  auto got = decode_tail_row(row, reader);
+  ASSERT_TRUE(got) << got.error().what();
+  ASSERT_EQ(got->size(), batch.size());
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    ASSERT_EQ((*got)[i].points.size(), batch[i].points.size()) << i;
+    for (std::size_t j = 0; j < batch[i].points.size(); ++j) {
+      EXPECT_EQ((*got)[i].points[j].time, batch[i].points[j].time);
+      EXPECT_EQ((*got)[i].points[j].value, batch[i].points[j].value);
+    }
+  }
+  // Past 64 instants a row has no masks: a partial series gives its count and steps.
+  std::vector<SeriesPoints> wide{{{1, 0}, {}}, {{2, 0}, {}}};
+  for (int i = 0; i < 100; ++i) {
+    wide[0].points.push_back({t0 + i * kNsPerSec, 1.0 * i});
+    if (i % 3 != 0) wide[1].points.push_back({t0 + i * kNsPerSec, 2.0});
+  }
+  TailChain ww;
+  TailChain wr;
+  auto wide_back = decode_tail_row(encode_tail_row(wide, ww).value(), wr);
+  ASSERT_TRUE(wide_back) << wide_back.error().what();
+  ASSERT_EQ(wide_back->size(), 2u);
+  EXPECT_EQ((*wide_back)[1].points.size(), wide[1].points.size());
+  EXPECT_EQ((*wide_back)[1].points.back().time, wide[1].points.back().time);
+
+  // Rows of schema 6's sample_tail (format 3) stay readable: with every series at every
+  // instant the two formats differ in their first byte only.
+  std::vector<SeriesPoints> full(batch.begin(), batch.end() - 1);
+  TailChain w3;
+  std::string old = encode_tail_row(full, w3).value();
+  old[0] = '\x03';
+  TailChain r3;
+  auto back = decode_tail_row(old, r3);
+  ASSERT_TRUE(back) << back.error().what();
+  EXPECT_EQ(back->size(), full.size());
+}
+
 TEST(StoreChunk, TailRowsChainAcrossFlushes) {
   TailChain writer;
   std::vector<std::string> rows;

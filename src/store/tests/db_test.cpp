@@ -24,6 +24,16 @@ TEST(StoreDb, OpensWithWalAndPragmas) {
   EXPECT_EQ(db->query_int64("PRAGMA busy_timeout").value(), 5000);
 }
 
+TEST(StoreDb, QueryConnectionsMapTheFile) {
+  TempDir dir;
+  auto writer = Db::open(dir.file("a.db"));
+  ASSERT_TRUE(writer);
+  EXPECT_EQ(writer->query_int64("PRAGMA mmap_size").value(), 0);
+  auto reader = Db::open(dir.file("a.db"), query_options());
+  ASSERT_TRUE(reader) << reader.error().what();
+  EXPECT_EQ(reader->query_int64("PRAGMA mmap_size").value(), kQueryMmapBytes);
+}
+
 TEST(StoreDb, TypedBindsRoundTrip) {
   TempDir dir;
   auto db = Db::open(dir.file("a.db"));

@@ -16,6 +16,7 @@ namespace cardiac::store {
 namespace {
 
 using testing::scalar;
+using testing::tail_records;
 using testing::TempDir;
 
 constexpr TimeNs kHour0 = 1'700'002'800LL * kNsPerSec;
@@ -127,7 +128,7 @@ TEST(StoreSealed, FlushCommitsOneTailRowThatOtherConnectionsRead) {
     ASSERT_TRUE(w.append("host_load1", std::nullopt, kHour0 + i * kNsPerSec, 0.5));
   }
   ASSERT_TRUE(w.flush());
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), 1);
+  EXPECT_EQ(tail_records(db), 1);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_chunks"), 0);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM samples"), 0);
 
@@ -154,20 +155,20 @@ TEST(StoreSealed, WriterSealsTheTailWhenASeriesReachesTheChunkSize) {
     }
     ASSERT_TRUE(w.flush());
   }
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), written / 5);
+  EXPECT_EQ(tail_records(db), written / 5);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_seals"), 0);
   for (int i = written; i < written + 5; ++i) {
     ASSERT_TRUE(w.append("gpu_temperature", 0u, kHour0 + i * kNsPerSec, i % 9));
   }
   ASSERT_TRUE(w.flush());
   written += 5;
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), 0);
+  EXPECT_EQ(tail_records(db), 0);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_seals"), 1);
   EXPECT_EQ(scalar(db, "SELECT count FROM sample_chunks"), written);
   // The next flush starts a new segment.
   ASSERT_TRUE(w.append("gpu_temperature", 0u, kHour0 + written * kNsPerSec, 1));
   ASSERT_TRUE(w.flush());
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), 1);
+  EXPECT_EQ(tail_records(db), 1);
   EXPECT_EQ(count_raw_samples(db).value(), written + 1);
   auto points =
       read_series(db, {scalar(db, "SELECT id FROM metrics"), 0}, kHour0, kHour0 + kHourNs);
@@ -190,11 +191,11 @@ TEST(StoreSealed, NextWriterSealsWhatAnEarlierOneLeft) {
       }
     }
   }
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), 4);
+  EXPECT_EQ(tail_records(db), 4);
   SampleWriter second(db);
   ASSERT_TRUE(second.append("gpu_temperature", 0u, kHour0 + 20 * kNsPerSec, 20));
   ASSERT_TRUE(second.flush());
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), 1);  // the second writer's
+  EXPECT_EQ(tail_records(db), 1);  // the second writer's
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_seals"), 1);
   EXPECT_EQ(scalar(db, "SELECT end_ns FROM sample_seals"), kHour0 + 19 * kNsPerSec);
   auto h = history(db, {"gpu_temperature", 0u, kHour0, kHour0 + kMinuteNs, kNsPerSec});
@@ -211,7 +212,7 @@ TEST(StoreSealed, HistoryIsWhatTheSamplesTableGave) {
   write_legacy_rows(legacy, samples);
   write_through_writer(chunked, samples);
   EXPECT_GT(scalar(chunked, "SELECT count(*) FROM sample_seals"), 10);
-  EXPECT_GT(scalar(chunked, "SELECT count(*) FROM sample_tail"), 0);
+  EXPECT_GT(tail_records(chunked), 0);
   EXPECT_EQ(scalar(chunked, "SELECT count(*) FROM samples"), 0);
   EXPECT_EQ(count_raw_samples(chunked).value(), static_cast<std::int64_t>(samples.size()));
 
@@ -225,11 +226,12 @@ TEST(StoreSealed, HistoryIsWhatTheSamplesTableGave) {
   // Minute roll-ups from chunks equal what the SQL over rows computed, digit for digit.
   const TimeNs now = kHour0 + 3 * kHourNs;
   ASSERT_TRUE(roll_up(chunked, now));
+  testing::copy_minute_rows(chunked);
   const std::string format = "printf('%d %d %d %!.17g %!.17g %!.17g %d', m, g, b, lo, a, hi, n)";
   const auto rollup = chunked.query_text(
       "SELECT group_concat(" + format +
       ", ';') FROM (SELECT metric_id AS m, gpu AS g, "
-      "bucket_ns AS b, min AS lo, avg AS a, max AS hi, count AS n FROM rollup_1m "
+      "bucket_ns AS b, min AS lo, avg AS a, max AS hi, count AS n FROM minute_rows "
       "ORDER BY m, g, b)");
   const auto from_rows = legacy.query_text(
       "SELECT group_concat(" + format +
@@ -258,6 +260,7 @@ TEST(StoreSealed, PreviousSchemaWithRowsMigratesAndKeepsItsHistory) {
     Db db = testing::open_test_store(dir);
     ASSERT_TRUE(
         db.exec("DROP TABLE sample_chunks; DROP TABLE sample_seals; DROP TABLE sample_tail; "
+                "DROP TABLE tail_log; DROP TABLE rollup_1m_blocks; "
                 "DELETE FROM schema_version WHERE version >= 6"));
     ASSERT_EQ(schema_version(db).value(), 5);
     write_legacy_rows(db, samples);
@@ -328,7 +331,9 @@ TEST(StoreSealed, PruneDropsWholeSealsOnlyOnceRolledUp) {
   EXPECT_EQ(pruned->raw, static_cast<std::int64_t>(kSealPoints));
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_chunks"), 0);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_seals"), 0);
-  EXPECT_EQ(scalar(db, "SELECT sum(count) FROM rollup_1m"), static_cast<std::int64_t>(kSealPoints));
+  testing::copy_minute_rows(db);
+  EXPECT_EQ(scalar(db, "SELECT sum(count) FROM minute_rows"),
+            static_cast<std::int64_t>(kSealPoints));
 }
 
 TEST(StoreSealed, DamagedChunkIsAnErrorNotACrash) {

@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 
+#include "store/minute_blocks.h"
 #include "store/schema.h"
 #include "store/sealed.h"
 
@@ -81,6 +82,42 @@ std::vector<RawRow> raw_rows(const Db& db) {
     }
   }
   return out;
+}
+
+std::int64_t tail_records(const Db& db) {
+  auto records = live_tail_records(db);
+  if (!records) {
+    ADD_FAILURE() << records.error().what();
+    return -1;
+  }
+  return static_cast<std::int64_t>(records->size());
+}
+
+void copy_minute_rows(Db& db) {
+  ASSERT_TRUE(db.exec(
+      "DROP TABLE IF EXISTS temp.minute_rows; CREATE TEMP TABLE minute_rows (metric_id, gpu, "
+      "bucket_ns, min, avg, max, count); INSERT INTO minute_rows SELECT metric_id, gpu, "
+      "bucket_ns, min, avg, max, count FROM rollup_1m"));
+  auto series = db.prepare("SELECT DISTINCT metric_id, gpu FROM rollup_1m_blocks");
+  ASSERT_TRUE(series);
+  std::vector<SeriesKey> keys;
+  for (;;) {
+    auto row = series->step();
+    ASSERT_TRUE(row);
+    if (!*row) break;
+    keys.push_back({series->column_int64(0), series->column_int64(1)});
+  }
+  auto ins = db.prepare("INSERT INTO minute_rows VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  ASSERT_TRUE(ins);
+  for (const SeriesKey& k : keys) {
+    auto buckets = read_minute_buckets(db, k, std::numeric_limits<TimeNs>::min(),
+                                       std::numeric_limits<TimeNs>::max());
+    ASSERT_TRUE(buckets) << buckets.error().what();
+    for (const MinuteBucket& b : *buckets) {
+      ASSERT_TRUE(ins->bind_all(k.metric_id, k.gpu, b.bucket, b.min, b.avg, b.max, b.count).run());
+      ins->reset();
+    }
+  }
 }
 
 std::int64_t scalar(const Db& db, const std::string& sql) {

@@ -33,6 +33,15 @@ struct RawRow {
 // Every raw sample (legacy rows, chunks, tail) through read_all_series(); fails the test on error.
 std::vector<RawRow> raw_rows(const Db& db);
 
+// Tail records not sealed yet (the tail files' records after the sealed segment); fails the
+// test on error.
+std::int64_t tail_records(const Db& db);
+
+// Copies every minute bucket (rows of `rollup_1m` and blocks) into the temporary table
+// `minute_rows` (metric_id, gpu, bucket_ns, min, avg, max, count), replacing what it held, for
+// SQL over them; fails the test on error.
+void copy_minute_rows(Db& db);
+
 // count(*) of a table or any scalar query.
 std::int64_t scalar(const Db& db, const std::string& sql);
 
