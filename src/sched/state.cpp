@@ -133,22 +133,23 @@ Need ClusterState::need_of(const Job& job) const {
   return need;
 }
 
+unsigned ClusterState::flat_index(const NodeSlot& node, unsigned idx) const {
+  // Indices are normally positions; look further only when they are not.
+  if (idx < node.count && gpus_[node.begin + idx].index == idx) return node.begin + idx;
+  unsigned flat = ~0u;
+  for (unsigned i = node.begin; i < node.begin + node.count; ++i) {
+    if (gpus_[i].index == idx) flat = i;
+  }
+  return flat;
+}
+
 Alloc ClusterState::alloc_of(const Running& r) const {
   Alloc a{.gpus = {}, .shared = r.shared, .memory = r.gpu_memory};
   for (const NodeGpus& ng : r.placement) {
     if (ng.node >= nodes_.size()) continue;
     const NodeSlot& node = nodes_[ng.node];
     for (unsigned idx : ng.gpus) {
-      // Indices are normally positions; look further only when they are not.
-      unsigned flat = node.begin + idx;
-      if (idx >= node.count || gpus_[flat].index != idx) {
-        flat = ~0u;
-        for (unsigned i = node.begin; i < node.begin + node.count; ++i) {
-          if (gpus_[i].index == idx) flat = i;
-        }
-        if (flat == ~0u) continue;
-      }
-      a.gpus.push_back(flat);
+      if (const unsigned flat = flat_index(node, idx); flat != ~0u) a.gpus.push_back(flat);
     }
   }
   return a;
@@ -161,14 +162,8 @@ bool ClusterState::same_alloc(const Running& r, const Alloc& a) const {
     if (ng.node >= nodes_.size()) continue;
     const NodeSlot& node = nodes_[ng.node];
     for (unsigned idx : ng.gpus) {
-      unsigned flat = node.begin + idx;
-      if (idx >= node.count || gpus_[flat].index != idx) {
-        flat = ~0u;
-        for (unsigned i = node.begin; i < node.begin + node.count; ++i) {
-          if (gpus_[i].index == idx) flat = i;
-        }
-        if (flat == ~0u) continue;
-      }
+      const unsigned flat = flat_index(node, idx);
+      if (flat == ~0u) continue;
       if (k >= a.gpus.size() || a.gpus[k] != flat) return false;
       ++k;
     }

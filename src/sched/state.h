@@ -98,6 +98,8 @@ class ClusterState {
   std::vector<Alloc> take_running() { return std::move(running_); }
   // Whether alloc_of(r) would equal `a` (GPUs in the same order), without building it.
   [[nodiscard]] bool same_alloc(const Running& r, const Alloc& a) const;
+  // The flat position of GPU index `idx` of `node`, or ~0u when the node has no such GPU.
+  [[nodiscard]] unsigned flat_index(const NodeSlot& node, unsigned idx) const;
   // A GPU fenced, busy outside, healthy again or degraded, with the indexes kept right. Only
   // for GPUs that were usable when the state was built: memory classes count those.
   void set_usable(unsigned g, bool usable, bool degraded);
