@@ -203,7 +203,7 @@ Runner register_npd(CLI::App& sub) {
   common_flags(sub, *f);
   sub.add_option("--condition", f->condition,
                  "gpu: a critical GPU fault (GPUUnhealthy); xid: a kernel-log Xid fault firing "
-                 "(GPUXidErrors)")
+                 "(GPUXid)")
       ->check(CLI::IsMember({"gpu", "xid"}))
       ->capture_default_str();
   sub.add_option("--max-output", f->max_output,
