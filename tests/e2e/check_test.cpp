@@ -18,8 +18,12 @@ constexpr const char* kXid79 =
     "[  123.456789] NVRM: Xid (PCI:0000:2a:00): 79, pid='<unknown>', name=<unknown>, GPU has "
     "fallen off the bus.\n";
 
+// The host side is read from a captured healthy host, so that this machine's own load or a
+// process stuck in D state does not turn an expected OK into a WARNING.
 std::unique_ptr<AgentProcess> agent_on(const std::string& scenario_name) {
-  auto agent = std::make_unique<AgentProcess>(scenario(scenario_name).dump(), "");
+  auto agent = std::make_unique<AgentProcess>(
+      scenario(scenario_name).dump(),
+      "[host]\nroot = \"" + std::string(CARDIAC_FIXTURES_DIR) + "/hosts/old-kernel\"\n");
   agent->agent_keys("interval = \"200ms\"\n");
   return agent;
 }
@@ -136,12 +140,14 @@ TEST(CheckE2E, NpdConfigRunsTheCommandsItNames) {
   // Each rule's command runs as written (plus a local sample of the fake NVML): a healthy node
   // is OK for the GPU condition, and the Xid condition is unknown without an agent.
   std::map<std::string, int> expected = {{"GPUUnhealthy", 0}, {"GPUXid", 2}};
+  auto config = agent_on("healthy-8xh100.json");  // its configuration only: the host fixture
   for (const auto& rule : j["rules"]) {
     const std::string condition = rule["condition"];
     EXPECT_TRUE(conditions.count(condition));
     EXPECT_EQ(rule["path"], CARDIAC_BINARY);
     std::vector<std::string> args = rule["args"];
-    args.insert(args.end(), {"--local", "--nvml-lib", FAKE_NVML_PATH});
+    args.insert(args.end(),
+                {"--local", "--nvml-lib", FAKE_NVML_PATH, "--config", config->config_path()});
     auto run = run_cardiac(args, {scenario_env("healthy-8xh100.json")});
     EXPECT_EQ(run.exit_code, expected[condition]) << condition << ": " << run.out << run.err;
     EXPECT_LE(run.out.size(), 81u) << run.out;

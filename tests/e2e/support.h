@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -35,6 +36,35 @@ inline int free_port() {
   int port = ntohs(a.sin_port);
   close(fd);
   return port;
+}
+
+// Whether process `pid` holds a listening TCP socket on `port`: its socket inodes (from
+// /proc/PID/fd) against the listening entries of /proc/net/tcp and tcp6.
+inline bool listens_on(pid_t pid, int port) {
+  std::set<std::string> inodes;
+  std::error_code ec;
+  for (const auto& e :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+    const std::string target = std::filesystem::read_symlink(e.path(), ec).string();
+    if (target.rfind("socket:[", 0) == 0) inodes.insert(target.substr(8, target.size() - 9));
+  }
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+          timeout >> inode;
+      const auto colon = local.rfind(':');
+      if (state != "0A" || colon == std::string::npos) continue;  // 0A: LISTEN
+      if (std::stoi(local.substr(colon + 1), nullptr, 16) == port && inodes.count(inode) > 0) {
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 inline std::string read_text(const std::string& path) {
@@ -110,7 +140,29 @@ class AgentProcess {
     if (err_fd >= 0) ::close(err_fd);
     if (!c) return false;
     child_ = std::move(*c);
+    // Our agent listening, or gone. free_port() released the port it found, so a test running
+    // beside this one may have taken it: then another agent answers /healthz, ours exits, and
+    // this start is tried again on another port rather than talking to the wrong agent.
+    if (!eventually([&] { return child_.try_wait() || listens_on(child_.pid(), port_); })) {
+      return false;
+    }
+    if (!child_.running()) {
+      if (retries_left_ == 0 || get("/healthz").first == 0) return false;
+      --retries_left_;
+      move_to_port(free_port());
+      return launch(log);
+    }
     return eventually([&] { return get("/healthz").first != 0; });
+  }
+  // Rewrites the configuration to listen on `port`.
+  void move_to_port(int port) {
+    std::string text = read_text(config_path());
+    const std::string old = "listen = \"127.0.0.1:" + std::to_string(port_) + "\"";
+    if (auto at = text.find(old); at != std::string::npos) {
+      text.replace(at, old.size(), "listen = \"127.0.0.1:" + std::to_string(port) + "\"");
+      std::ofstream(config_path(), std::ios::trunc) << text;
+      port_ = port;
+    }
   }
   // The agent's standard error goes to dir()/agent.stderr instead of the test's (before start()).
   void capture_stderr() { capture_stderr_ = true; }
@@ -142,6 +194,7 @@ class AgentProcess {
   std::string dir_;
   std::string agent_keys_;
   int port_ = 0;
+  int retries_left_ = 3;
   bool capture_stderr_ = false;
   Child child_;
 };
