@@ -181,6 +181,11 @@ seed_chunk() {
   CARDIAC_FUZZ_WRITE_SEEDS=$1 "$build/fuzz/fuzz_chunk"
 }
 
+# Tail files written by the store's own append_tail_record (whole, cut, flipped).
+seed_tail_log() {
+  CARDIAC_FUZZ_WRITE_SEEDS=$1 "$build/fuzz/fuzz_tail_log"
+}
+
 seed_host() {
   local out=$1 index pairs globs root pattern f n=0
   while IFS=$'\t' read -r index pairs globs; do

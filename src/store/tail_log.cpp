@@ -86,7 +86,8 @@ Result<std::string> read_file(const std::string& path) {
 }
 
 // The valid records at the start of one file (see read_tail_log for where it stops).
-void parse(std::string_view file, std::int64_t sealed, std::vector<TailRecord>& out) {
+void parse(std::string_view file, std::int64_t sealed, std::int64_t parity,
+           std::vector<TailRecord>& out) {
   std::size_t at = 0;
   std::optional<std::int64_t> segment;
   std::int64_t next_seq = 0;
@@ -105,6 +106,9 @@ void parse(std::string_view file, std::int64_t sealed, std::vector<TailRecord>& 
     r.end_ns = static_cast<std::int64_t>(get(file, at + 36, 8));
     r.count = static_cast<std::int64_t>(get(file, at + 44, 8));
     if (segment && r.segment != *segment) return;
+    // Only a segment of this file's parity is written here: another one (a copied or damaged
+    // file) would repeat or shadow the other file's records.
+    if (!segment && (r.segment & 1) != parity) return;
     if (r.seq != next_seq) return;
     segment = r.segment;
     ++next_seq;
@@ -139,7 +143,7 @@ Result<std::vector<TailRecord>> read_tail_log(std::string_view db_path, std::int
   for (std::int64_t parity : {0, 1}) {
     auto file = read_file(tail_log_path(db_path, parity));
     if (!file) return fail(std::move(file).error());
-    parse(*file, sealed, out);
+    parse(*file, sealed, parity, out);
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const TailRecord& a, const TailRecord& b) { return a.segment < b.segment; });

@@ -105,6 +105,19 @@ TEST(StoreTailLog, RecordsOfAnotherSegmentOrOutOfOrderEndTheFile) {
   EXPECT_EQ(got->front().data, "y");
 }
 
+// A file holding the other parity's segment (copied over, or damaged with a valid CRC) is not
+// read: its records would repeat the other file's. Found by fuzz/fuzz_tail_log.cpp.
+TEST(StoreTailLog, ASegmentInTheOtherParitysFileIsNotRead) {
+  TempDir dir;
+  const std::string path = dir.file("cardiac.db");
+  ASSERT_TRUE(append_tail_record(path, TailRecord{3, 0, kT0, kT0, 0, "x"}));
+  std::filesystem::copy_file(tail_log_path(path, 3), tail_log_path(path, 4));
+  auto got = read_tail_log(path, -1);
+  ASSERT_TRUE(got);
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ(got->front().segment, 3);
+}
+
 TEST(StoreTailLog, TailRowsOfTheTableMigrateAndAreSealedByTheNextWriter) {
   TempDir dir;
   const std::string path = dir.file("cardiac.db");
