@@ -150,11 +150,12 @@ Result<NodeCheck> ask_agent(const NodeCheckOptions& o) {
   if (sj.is_discarded() || !sj.is_object() || aj.is_discarded() || !aj.is_array()) {
     return fail(Error::parse("the agent at " + where + " answered something that is not its API"));
   }
-  NodeCheck c = judge_status_json(sj, aj);
-  if (!c.level && c.unknown == text_of(sj, "message")) {
+  if (!level_from(text_of(sj, "verdict"))) {
     // Started but not sampled yet: a sample of our own answers now.
-    return fail(Error::unavailable(fmt::format("the agent at {}: {}", where, c.unknown)));
+    return fail(
+        Error::unavailable(fmt::format("the agent at {}: {}", where, text_of(sj, "message"))));
   }
+  NodeCheck c = judge_status_json(sj, aj);
   c.source = "agent " + where;
   return c;
 }
