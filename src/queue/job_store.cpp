@@ -139,7 +139,8 @@ Result<std::vector<Job>> jobs_in_states(const store::Db& db, const std::vector<J
     if (!list.empty()) list += ", ";
     list += fmt::format("'{}'", job_state_name(s));
   }
-  auto st = db.prepare(
+  // The queue loop asks this twice a tick: keep the statement prepared.
+  auto st = db.cached(
       fmt::format("SELECT {} FROM jobs WHERE state IN ({}) ORDER BY id", kJobColumns, list));
   if (!st) return fail(st.error());
   return read_jobs(*st);
@@ -244,10 +245,10 @@ Result<int> clear_fences(store::Db& db, unsigned gpu, const std::string& uuid,
 }
 
 Result<std::vector<Fence>> list_fences(const store::Db& db, bool all) {
-  auto st = db.prepare(
-      std::string("SELECT id, gpu, uuid, reason, who, automatic, created_ns, cleared_ns, "
-                  "cleared_by FROM fences ") +
-      (all ? "ORDER BY id DESC" : "WHERE cleared_ns IS NULL ORDER BY id"));
+  auto st =
+      db.cached(std::string("SELECT id, gpu, uuid, reason, who, automatic, created_ns, cleared_ns, "
+                            "cleared_by FROM fences ") +
+                (all ? "ORDER BY id DESC" : "WHERE cleared_ns IS NULL ORDER BY id"));
   if (!st) return fail(st.error());
   std::vector<Fence> out;
   while (true) {

@@ -5,6 +5,8 @@
 #include <sqlite3.h>
 
 #include <cstring>
+#include <string>
+#include <unordered_map>
 
 #include "core/format.h"
 
@@ -77,23 +79,43 @@ std::string uri_path(std::string_view path) {
 // ---- Statement ----
 
 Statement::Statement(Statement&& other) noexcept
-    : stmt_(other.stmt_), db_(other.db_), bind_error_(std::move(other.bind_error_)) {
+    : stmt_(other.stmt_),
+      db_(other.db_),
+      lent_(other.lent_),
+      bind_error_(std::move(other.bind_error_)) {
   other.stmt_ = nullptr;
+  other.lent_ = nullptr;
 }
 
 Statement& Statement::operator=(Statement&& other) noexcept {
   if (this != &other) {
-    sqlite3_finalize(stmt_);
+    release();
     stmt_ = other.stmt_;
     db_ = other.db_;
+    lent_ = other.lent_;
     bind_error_ = std::move(other.bind_error_);
     other.stmt_ = nullptr;
+    other.lent_ = nullptr;
   }
   return *this;
 }
 
 Statement::~Statement() {
-  sqlite3_finalize(stmt_);
+  release();
+}
+
+void Statement::release() noexcept {
+  if (lent_ != nullptr) {
+    // Whatever a step left (an error, an unfinished read) goes with the reset; the next
+    // user starts from a clean statement.
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    *lent_ = false;
+  } else {
+    sqlite3_finalize(stmt_);
+  }
+  stmt_ = nullptr;
+  lent_ = nullptr;
 }
 
 void Statement::note_bind(int rc, int index) {
@@ -202,6 +224,19 @@ void Db::Closer::operator()(sqlite3* db) const {
 
 Db::~Db() = default;
 
+struct Db::StatementCache {
+  struct Entry {
+    sqlite3_stmt* stmt = nullptr;
+    bool lent = false;
+  };
+  std::unordered_map<std::string, Entry> entries;
+};
+
+void Db::CacheDeleter::operator()(StatementCache* cache) const {
+  for (auto& [sql, entry] : cache->entries) sqlite3_finalize(entry.stmt);
+  delete cache;  // NOLINT(cppcoreguidelines-owning-memory): the unique_ptr's deleter
+}
+
 Result<Db> Db::open(const std::string& path, const OpenOptions& options) {
   sqlite3* raw = nullptr;
   int flags = options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
@@ -260,6 +295,22 @@ Result<Statement> Db::prepare(std::string_view sql) const {
     return fail(error(rc, sql));
   }
   return Statement(stmt, this);
+}
+
+Result<Statement> Db::cached(std::string_view sql) const {
+  if (!cache_) cache_.reset(new StatementCache);  // NOLINT(cppcoreguidelines-owning-memory)
+  auto& entries = cache_->entries;
+  auto it = entries.find(std::string(sql));
+  if (it == entries.end()) {
+    auto fresh = prepare(sql);
+    if (!fresh) return fail(std::move(fresh).error());
+    it = entries.emplace(std::string(sql), StatementCache::Entry{fresh->stmt_}).first;
+    fresh->stmt_ = nullptr;  // owned by the cache from here on
+  } else if (it->second.lent) {
+    return prepare(sql);
+  }
+  it->second.lent = true;
+  return Statement(it->second.stmt, this, &it->second.lent);
 }
 
 Result<std::optional<std::int64_t>> Db::query_int64(std::string_view sql) const {

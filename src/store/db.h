@@ -67,11 +67,15 @@ class Statement {
 
  private:
   friend class Db;
-  Statement(sqlite3_stmt* stmt, const Db* db) : stmt_(stmt), db_(db) {}
+  Statement(sqlite3_stmt* stmt, const Db* db, bool* lent = nullptr)
+      : stmt_(stmt), db_(db), lent_(lent) {}
   void note_bind(int rc, int index);
+  // Finalizes the statement, or hands a cached one back to its connection.
+  void release() noexcept;
 
   sqlite3_stmt* stmt_ = nullptr;
   const Db* db_ = nullptr;  // for error messages (file name, SQL)
+  bool* lent_ = nullptr;    // a cached statement's "in use" mark, cleared on release
   std::optional<Error> bind_error_;
 };
 
@@ -116,6 +120,13 @@ class Db {
   // Runs one or more statements without results (DDL, pragmas).
   [[nodiscard]] Status exec(std::string_view sql);
   [[nodiscard]] Result<Statement> prepare(std::string_view sql) const;
+  // The same, but the statement stays prepared on this connection: dropping the Statement
+  // resets it and clears its binds, and the next cached() of the same text hands it out
+  // again. For the few fixed queries a loop runs every tick, where parsing and planning the
+  // SQL costs more than running it on a small table. Only for SQL texts from a small fixed
+  // set (every distinct text is kept until the connection closes). While one is in use, a
+  // second request for the same text gets a statement of its own.
+  [[nodiscard]] Result<Statement> cached(std::string_view sql) const;
   // First column of the first row; nullopt when there is no row or the value is NULL.
   [[nodiscard]] Result<std::optional<std::int64_t>> query_int64(std::string_view sql) const;
   [[nodiscard]] Result<std::optional<std::string>> query_text(std::string_view sql) const;
@@ -133,11 +144,19 @@ class Db {
   struct Closer {
     void operator()(sqlite3* db) const;
   };
+  // Statements kept by cached(), finalized before the connection closes (declared after it,
+  // so destroyed first). Behind a pointer so a lent statement's mark never moves.
+  struct StatementCache;
+  struct CacheDeleter {
+    void operator()(StatementCache* cache) const;
+  };
+
   Db(std::unique_ptr<sqlite3, Closer> db, std::string path)
       : db_(std::move(db)), path_(std::move(path)) {}
 
   std::unique_ptr<sqlite3, Closer> db_;
   std::string path_;
+  mutable std::unique_ptr<StatementCache, CacheDeleter> cache_;
 };
 
 // Write transaction guard: BEGIN IMMEDIATE on begin() (so lock contention shows up front, not

@@ -3,6 +3,7 @@
 #include "store/db.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <fstream>
 #include <random>
@@ -94,6 +95,77 @@ TEST(StoreDb, TransactionRollsBackUnlessCommitted) {
     ASSERT_TRUE(tx->commit());
   }
   EXPECT_EQ(testing::scalar(*db, "SELECT count(*) FROM t"), 1);
+}
+
+// Statements prepared on the connection and not yet finalized.
+int open_statements(const Db& db) {
+  int n = 0;
+  for (sqlite3_stmt* s = sqlite3_next_stmt(db.handle(), nullptr); s != nullptr;
+       s = sqlite3_next_stmt(db.handle(), s)) {
+    ++n;
+  }
+  return n;
+}
+
+TEST(StoreDb, CachedStatementIsKeptAndHandedOutClean) {
+  TempDir dir;
+  auto db = Db::open(dir.file("a.db"));
+  ASSERT_TRUE(db);
+  ASSERT_TRUE(db->exec("CREATE TABLE t(v INTEGER); INSERT INTO t VALUES (1), (2), (3);"));
+  constexpr const char* kSql = "SELECT v FROM t WHERE v >= ? ORDER BY v";
+  {
+    auto st = db->cached(kSql);
+    ASSERT_TRUE(st) << st.error().what();
+    st->bind_all(2);
+    auto row = st->step();
+    ASSERT_TRUE(row) << row.error().what();
+    ASSERT_TRUE(*row);
+    EXPECT_EQ(st->column_int64(0), 2);  // dropped half-read, binds set
+  }
+  EXPECT_EQ(open_statements(*db), 1);  // kept, not finalized
+  auto again = db->cached(kSql);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(open_statements(*db), 1);  // the same one, not a second
+  // Reset and cleared: an unbound parameter is NULL, and `v >= NULL` matches nothing.
+  auto first = again->step();
+  ASSERT_TRUE(first) << first.error().what();
+  EXPECT_FALSE(*first);
+  again->reset();
+  again->bind_all(1);
+  ASSERT_TRUE(again->step().value());
+  EXPECT_EQ(again->column_int64(0), 1);  // from the first row, not where the last user stopped
+}
+
+TEST(StoreDb, CachedStatementInUseIsNotSharedWithASecondUser) {
+  TempDir dir;
+  auto db = Db::open(dir.file("a.db"));
+  ASSERT_TRUE(db);
+  ASSERT_TRUE(db->exec("CREATE TABLE t(v INTEGER); INSERT INTO t VALUES (1), (2);"));
+  constexpr const char* kSql = "SELECT v FROM t ORDER BY v";
+  auto outer = db->cached(kSql);
+  ASSERT_TRUE(outer);
+  ASSERT_TRUE(outer->step().value());
+  {
+    auto inner = db->cached(kSql);
+    ASSERT_TRUE(inner);
+    ASSERT_TRUE(inner->step().value());
+    ASSERT_TRUE(inner->step().value());
+    EXPECT_EQ(inner->column_int64(0), 2);
+  }
+  EXPECT_EQ(outer->column_int64(0), 1);  // the inner walk did not move the outer one
+  ASSERT_TRUE(outer->step().value());
+  EXPECT_EQ(outer->column_int64(0), 2);
+  EXPECT_EQ(open_statements(*db), 1);  // the second user's own statement was finalized
+}
+
+TEST(StoreDb, CachedStatementOfBadSqlIsAnErrorAndNotKept) {
+  TempDir dir;
+  auto db = Db::open(dir.file("a.db"));
+  ASSERT_TRUE(db);
+  auto st = db->cached("SELECT nope FROM missing");
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().what().find("missing"), std::string::npos) << st.error().what();
+  EXPECT_EQ(open_statements(*db), 0);
 }
 
 TEST(StoreDb, MissingDirectoryErrorNamesFile) {
