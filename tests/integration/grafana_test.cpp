@@ -270,8 +270,9 @@ TEST_F(FleetWithPrometheus, CompatModeAnswersTheDcgmDashboards) {
   expect_every_target_answers(export_dashboard({"--compat", "dcgm"}));
 
   // NVIDIA's dcgm-exporter dashboard (grafana.com 12239): its variables and the queries whose
-  // metrics cardiac exports in compat mode. DCGM_FI_PROF_PIPE_TENSOR_ACTIVE (a profiling
-  // field) is not among them; the check below keeps that list honest.
+  // metrics cardiac exports in compat mode. The profiling fields DCGM_FI_PROF_PIPE_TENSOR_ACTIVE
+  // and DCGM_FI_PROF_GR_ENGINE_ACTIVE are not among them; the check below keeps that list
+  // honest.
   std::set<std::string> compat;
   for (const auto& m : metrics::metric_registry()) {
     if (!m.dcgm.name.empty()) compat.insert(std::string(m.dcgm.name));
@@ -301,6 +302,11 @@ TEST_F(FleetWithPrometheus, CompatModeAnswersTheDcgmDashboards) {
        R"(max(DCGM_FI_DEV_GPU_TEMP{Hostname=~"$Hostname", gpu=~"$gpu"}) by (Hostname, gpu, UUID))"},
       {"DCGM_FI_DEV_POWER_USAGE",
        R"(sum(max(DCGM_FI_DEV_POWER_USAGE{Hostname=~"$Hostname", gpu=~"$gpu"}) by (gpu)))"},
+      {"DCGM_FI_DEV_FB_USED",
+       R"(max(DCGM_FI_DEV_FB_USED{Hostname=~"$Hostname", gpu=~"$gpu"}) by (Hostname, gpu))"},
+      // Its utilization panel reads a profiling field, which cardiac does not export.
+      {"DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+       R"(max(DCGM_FI_PROF_GR_ENGINE_ACTIVE{Hostname=~"$Hostname", gpu=~"$gpu"}) by (Hostname, gpu))"},
   };
   std::set<std::string> not_exported;
   for (const auto& [metric, q] : queries) {
@@ -312,7 +318,8 @@ TEST_F(FleetWithPrometheus, CompatModeAnswersTheDcgmDashboards) {
     const json r = prom_->query(expr);
     EXPECT_FALSE(r["data"]["result"].empty()) << "dcgm-exporter dashboard query: " << expr;
   }
-  EXPECT_EQ(not_exported, std::set<std::string>{"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"});
+  EXPECT_EQ(not_exported, (std::set<std::string>{"DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+                                                 "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"}));
 }
 
 TEST(GrafanaExport, WritesAFileAndRejectsBadFlags) {
