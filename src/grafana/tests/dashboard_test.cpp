@@ -123,7 +123,7 @@ TEST_P(BothNamings, VariablesAreLabelValuesOfExportedSeries) {
     }
     std::string selector, label;
     ASSERT_TRUE(parse_label_values(v["definition"], &selector, &label)) << v["definition"];
-    EXPECT_EQ(label, v["name"]);
+    EXPECT_EQ(label, v["name"].get<std::string>());
     const auto used = metric_names(selector);
     EXPECT_EQ(used.size(), 1u) << selector;
     for (const auto& n : used) EXPECT_TRUE(names.count(n)) << n;

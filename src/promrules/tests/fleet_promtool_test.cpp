@@ -25,7 +25,8 @@ struct Outcome {
 
 Outcome run(const std::string& cmd) {
   Outcome r;
-  if (FILE* p = ::popen((cmd + " 2>&1").c_str(), "r")) {
+  // The shell runs promtool in the test's directory (cd) with both streams captured.
+  if (FILE* p = ::popen((cmd + " 2>&1").c_str(), "r")) {  // NOLINT(bugprone-command-processor)
     std::array<char, 4096> buf{};
     while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.output.append(buf.data(), n);
     const int status = ::pclose(p);
@@ -37,6 +38,7 @@ Outcome run(const std::string& cmd) {
 class FleetPromtool : public ::testing::Test {
  protected:
   void SetUp() override {
+    // NOLINTNEXTLINE(bugprone-command-processor): the shell's PATH lookup is the question.
     if (std::system("command -v promtool >/dev/null 2>&1") != 0) {
       GTEST_SKIP() << "promtool not installed (apt-get install prometheus)";
     }
@@ -144,9 +146,10 @@ std::string throttle_input(int nodes, int hot, const std::string& reason) {
     const std::string instance = "n" + std::to_string(n) + ":9847";
     for (const std::string r : {"hw_thermal_slowdown", "sw_power_cap", "gpu_idle"}) {
       const bool on = n < hot && r == reason;
-      in += "      - series: 'cardiac_gpu_clock_event_reason{job=\"cardiac\",instance=\"" +
-            instance + "\",gpu=\"0\",reason=\"" + r + "\"}'\n        values: '" +
-            (on ? "0 0 1x30" : "0x32") + "'\n";
+      in += "      - series: 'cardiac_gpu_clock_event_reason{job=\"cardiac\",instance=\"";
+      in += instance;
+      in += "\",gpu=\"0\",reason=\"" + r + "\"}'\n        values: '";
+      in += on ? "0 0 1x30'\n" : "0x32'\n";
     }
   }
   return in;
