@@ -29,8 +29,23 @@ constexpr const char* kRange = "1m";
 class PrometheusProcess {
  public:
   PrometheusProcess(const std::string& dir, const std::string& config) : dir_(dir) {
-    port_ = free_port();
     std::ofstream(dir_ + "/prometheus.yml") << config;
+    // free_port() released the port it found; a test running beside this one may take it
+    // first. Then Prometheus exits, and it is started again on another port.
+    for (int attempt = 0; attempt < 3 && !start(); ++attempt) {
+    }
+  }
+  ~PrometheusProcess() {
+    if (child_.running()) {
+      child_.signal(SIGKILL);
+      child_.wait();
+    }
+  }
+  [[nodiscard]] std::string log() const { return read_text(dir_ + "/prometheus.log"); }
+
+  // Started and listening on its port, or gone.
+  bool start() {
+    port_ = free_port();
     SpawnOptions o;
     o.argv = {kPrometheus, "--config.file=" + dir_ + "/prometheus.yml",
               "--storage.tsdb.path=" + dir_ + "/data",
@@ -41,15 +56,11 @@ class PrometheusProcess {
     o.pass_fds = {{log, 2}};
     auto c = Child::spawn(o);
     ::close(log);
-    if (c) child_ = std::move(*c);
+    if (!c) return false;
+    child_ = std::move(*c);
+    eventually([&] { return child_.try_wait() || listens_on(child_.pid(), port_); }, 60);
+    return child_.running() && listens_on(child_.pid(), port_);
   }
-  ~PrometheusProcess() {
-    if (child_.running()) {
-      child_.signal(SIGKILL);
-      child_.wait();
-    }
-  }
-  [[nodiscard]] std::string log() const { return read_text(dir_ + "/prometheus.log"); }
 
   // GET `path` with `params`; the parsed body, or null when there is no answer.
   [[nodiscard]] json get(const std::string& path, const httplib::Params& params) const {
