@@ -137,7 +137,9 @@ bool plain_name(const std::string& s) {
 Runner register_export(CLI::App& sub) {
   auto f = std::make_shared<ExportFlags>();
   sub.require_subcommand(1);
-  auto* rules = sub.add_subcommand("prometheus-rules", "Alert rules as a Prometheus rule file");
+  auto* rules = sub.add_subcommand(
+      "prometheus-rules",
+      "Alert rules as a Prometheus rule file, with the cardiac_fleet group across nodes");
   rules->add_option("-o,--output", f->output, "File to write ('-' for stdout)")
       ->capture_default_str();
   rules->add_option("--rules", f->rules_file, "Extra rules file (TOML) to include");
