@@ -166,7 +166,7 @@ class FleetWithPrometheus : public ::testing::Test {
 
   // Starts the two agents (compat mode or not), the rules file and Prometheus; waits until
   // both targets have been scraped a few times and the faulty node's Xids are in.
-  void start(bool dcgm) {
+  void start(bool dcgm, const std::vector<std::string>& rule_flags = {}) {
     const std::string keys =
         std::string("interval = \"200ms\"\n") + (dcgm ? "metrics_compat = \"dcgm\"\n" : "");
     auto healthy = scenario("healthy-8xh100.json");
@@ -185,7 +185,9 @@ class FleetWithPrometheus : public ::testing::Test {
     ASSERT_TRUE(faulty_->start());
 
     const std::string rules = healthy_->dir() + "/cardiac-rules.yml";
-    auto exported = run_cardiac({"export", "prometheus-rules", "-o", rules});
+    std::vector<std::string> export_args = {"export", "prometheus-rules", "-o", rules};
+    export_args.insert(export_args.end(), rule_flags.begin(), rule_flags.end());
+    auto exported = run_cardiac(export_args);
     ASSERT_EQ(exported.exit_code, 0) << exported.err;
     const std::string config = documented_config({healthy_->port(), faulty_->port()}, rules);
     ASSERT_FALSE(config.empty()) << "no usable prometheus.yml block in docs/grafana.md";
@@ -268,7 +270,8 @@ class FleetWithPrometheus : public ::testing::Test {
 };
 
 TEST_F(FleetWithPrometheus, EveryPanelOfTheDashboardReturnsData) {
-  start(false);
+  // An Xid on one node is a storm here, so that the rule can be seen firing below.
+  start(false, {"--xid-storm-nodes", "1"});
   if (HasFatalFailure()) return;
   expect_every_target_answers(export_dashboard({}));
   // The health panels tell the two nodes apart: the ECC node's GPU 2 fails.
@@ -276,6 +279,23 @@ TEST_F(FleetWithPrometheus, EveryPanelOfTheDashboardReturnsData) {
   // The exported rules loaded, fleet group included.
   auto groups = prom_->get("/api/v1/rules", {});
   EXPECT_NE(groups.dump().find("\"cardiac_fleet\""), std::string::npos) << prom_->log();
+
+  // The nodes cardiac_fleet_xid_storm counts. The healthy node has had no Xid; its first one
+  // (a new counter series, which increase() cannot see) must make it count through the last
+  // Xid's change, and the storm (one node is enough here) fire.
+  const std::string healthy = "127.0.0.1:" + std::to_string(healthy_->port());
+  const std::string nodes =
+      R"(count by (instance) (increase(cardiac_gpu_xid_errors_total{job="cardiac"}[10m]) > 0 )"
+      R"(or changes(cardiac_gpu_last_xid{job="cardiac"}[10m]) > 0))";
+  auto counts_healthy = [&] {
+    return prom_->query(nodes).dump().find("\"" + healthy + "\"") != std::string::npos;
+  };
+  EXPECT_FALSE(counts_healthy());
+  std::ofstream(healthy_->dir() + "/kern.log", std::ios::app)
+      << "[  1.0] NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus.\n";
+  EXPECT_TRUE(eventually(counts_healthy, 60)) << prom_->query(nodes).dump();
+  const std::string storm = R"(ALERTS{alertname="cardiac_fleet_xid_storm", alertstate="firing"})";
+  EXPECT_TRUE(eventually([&] { return prom_->value(storm) == 1; }, 60)) << prom_->log();
 }
 
 TEST_F(FleetWithPrometheus, CompatModeAnswersTheDcgmDashboards) {
