@@ -27,7 +27,9 @@ constexpr cardiac::cli::CommandSpec kCommands[] = {
      "Find the cause of a slow, hung or failing GPU server: findings, evidence, next steps",
      cardiac::cli::register_doctor},
     {"events", "Kernel-log and Xid events from the agent's store", cardiac::cli::register_events},
-    {"export", "Integration files: Prometheus alerting rules, node-problem-detector config",
+    {"export",
+     "Integration files: Prometheus alerting rules, Grafana dashboard, node-problem-detector "
+     "config",
      cardiac::cli::register_export},
     {"fence", "GPUs kept free of new jobs: list, add, clear", cardiac::cli::register_fence},
     {"history", "A metric's history from the agent's store", cardiac::cli::register_history},
