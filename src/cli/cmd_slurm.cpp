@@ -247,6 +247,21 @@ void act(const Setup& s, bool dry_run, Outcome& o, Context& ctx) {
       return;
     }
     o.done = "drained: " + plan.reason;
+    // Another node may have drained in the same moment: read Slurm again and undo this drain
+    // if it is one too many (slurm::drain_overdrawn), as the limit would have held it.
+    auto after = s.scontrol.nodes();
+    if (after && slurm::drain_overdrawn(*after, s.node, s.limit, ctx.clock.now())) {
+      if (auto r = s.scontrol.resume(s.node); !r) {
+        o.error = "undoing a drain past the limit failed: " + r.error().what();
+        o.exit_code = kExitCannotRun;
+        return;
+      }
+      o.plan.action = Action::kHold;
+      o.plan.why += "; undone: another node drained at the same moment and the limit allows " +
+                    std::to_string(slurm::drain_allowance(s.limit, after->size()));
+      o.done = "drain undone (blast-radius limit); critical alert raised";
+      o.alerted = raise_held_alert(s, o.plan, ctx);
+    }
   } else if (plan.action == Action::kResume) {
     if (auto r = s.scontrol.resume(s.node); !r) {
       o.error = "resume failed: " + r.error().what();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "core/format.h"
 #include "core/time.h"
@@ -27,6 +28,25 @@ std::vector<std::string> recent_drains(const std::vector<NodeInfo>& nodes, const
     if (n.reason_time == 0 || n.reason_time >= now - limit.window) out.push_back(n.name);
   }
   return out;
+}
+
+bool drain_overdrawn(const std::vector<NodeInfo>& nodes, const std::string& self,
+                     const DrainLimit& limit, TimeNs now) {
+  std::vector<const NodeInfo*> drained;
+  for (const auto& n : nodes) {
+    if (!is_cardiac_reason(n.reason)) continue;
+    if (n.name == self || n.reason_time == 0 || n.reason_time >= now - limit.window) {
+      drained.push_back(&n);
+    }
+  }
+  std::sort(drained.begin(), drained.end(), [](const NodeInfo* a, const NodeInfo* b) {
+    return std::tie(a->reason_time, a->name) < std::tie(b->reason_time, b->name);
+  });
+  const std::size_t allowance = drain_allowance(limit, nodes.size());
+  for (std::size_t i = 0; i < drained.size(); ++i) {
+    if (drained[i]->name == self) return i >= allowance;
+  }
+  return false;
 }
 
 Plan plan_drain(const std::string& problem, const NodeInfo& self,

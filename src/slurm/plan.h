@@ -32,6 +32,13 @@ std::size_t drain_allowance(const DrainLimit& limit, std::size_t fleet);
 std::vector<std::string> recent_drains(const std::vector<NodeInfo>& nodes, const std::string& self,
                                        const DrainLimit& limit, TimeNs now);
 
+// After draining `self`: whether its drain is one too many. Two nodes checking at the same
+// moment can both see room for one more drain; each re-reads Slurm afterwards and ranks
+// cardiac's drains within the window by reason time, then node name (the same order on every
+// node), and a drain ranked past the allowance is undone. True when `self` must resume.
+bool drain_overdrawn(const std::vector<NodeInfo>& nodes, const std::string& self,
+                     const DrainLimit& limit, TimeNs now);
+
 enum class Action {
   kNone,    // nothing to change
   kDrain,   // drain with `reason`

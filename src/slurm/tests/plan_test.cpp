@@ -77,6 +77,21 @@ TEST(SlurmPlan, SecondDrainWithinTheWindowIsHeld) {
   EXPECT_EQ(later.action, Action::kDrain);
 }
 
+TEST(SlurmDrainLimit, OfTwoSimultaneousDrainsTheLaterOneIsUndone) {
+  auto nodes = fleet(3);
+  nodes[0] = node("n0", true, "cardiac: GPU 1 lost", kNow - 2 * kNsPerSec);
+  nodes[1] = node("n1", true, "cardiac: GPU 2 lost", kNow - 2 * kNsPerSec);  // same second
+  nodes[2] = node("n2", true, "cardiac: GPU 3 lost", kNow - 1 * kNsPerSec);
+  DrainLimit l;
+  l.min_nodes = 2;
+  EXPECT_FALSE(drain_overdrawn(nodes, "n0", l, kNow));
+  EXPECT_FALSE(drain_overdrawn(nodes, "n1", l, kNow));  // ties go by name
+  EXPECT_TRUE(drain_overdrawn(nodes, "n2", l, kNow));
+  // A drain older than the window no longer takes a place.
+  nodes[0].reason_time = kNow - 20 * 60 * kNsPerSec;
+  EXPECT_FALSE(drain_overdrawn(nodes, "n2", l, kNow));
+}
+
 TEST(SlurmPlan, ResumesOnlyItsOwnDrain) {
   auto ours = node("n0", true, "cardiac: GPU 5 lost");
   EXPECT_EQ(plan_healthcheck({}, ours, {ours}, DrainLimit{}, kNow).action, Action::kResume);
