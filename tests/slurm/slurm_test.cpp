@@ -150,8 +150,9 @@ TEST_F(SlurmE2E, FailedPrologDrainsAndTheRequeuedJobMovesToTheOtherNode) {
       eventually([&] { return has(cluster_->node_state("n1"), "DRAIN|cardiac: GPU 5"); }, 60))
       << cluster_->node_state("n1");
   EXPECT_TRUE(eventually([&] { return cluster_->job_field(job, "Restarts") == "1"; }, 30));
-  EXPECT_TRUE(has(cluster_->log("prolog.sh-n1.log"), "job " + job + ": CRITICAL"))
-      << cluster_->log("prolog.sh-n1.log");
+  EXPECT_TRUE(eventually([&] {
+    return has(cluster_->log("prolog.sh-n1.log"), "job " + job + ": CRITICAL");
+  })) << cluster_->log("prolog.sh-n1.log");
 
   // The health check of the node a person drained leaves it drained.
   auto kept = hook("healthcheck", "n2", *good);
@@ -281,7 +282,9 @@ TEST_F(SlurmE2E, SlurmdRunsTheHealthCheckItself) {
   EXPECT_TRUE(
       eventually([&] { return has(cluster_->node_state("n1"), "DRAIN|cardiac: GPU 5"); }, 60))
       << cluster_->node_state("n1");
-  EXPECT_TRUE(has(cluster_->log("healthcheck.sh-n1.log"), "n1: CRITICAL"));
+  // The hook prints after it drained: its line may land a moment after the state changed.
+  EXPECT_TRUE(
+      eventually([&] { return has(cluster_->log("healthcheck.sh-n1.log"), "n1: CRITICAL"); }));
   // n2's own runs found it healthy and left it in service.
   EXPECT_TRUE(eventually(
       [&] { return has(cluster_->log("healthcheck.sh-n2.log"), "n2: OK - n2 is healthy"); }, 30));
@@ -328,8 +331,9 @@ TEST_F(SlurmE2E, EpilogNamesTheJobAnXidHappenedUnderAndDrains) {
       [&] { return has(cluster_->node_state("n1"), "DRAIN|cardiac: job " + job + ": GPU 1"); }, 90))
       << cluster_->node_state("n1") << "\n"
       << cluster_->log("epilog.sh-n1.log");
+  EXPECT_TRUE(eventually(
+      [&] { return has(cluster_->log("epilog.sh-n1.log"), "n1 job " + job + ": CRITICAL"); }));
   const std::string log = cluster_->log("epilog.sh-n1.log");
-  EXPECT_TRUE(has(log, "n1 job " + job + ": CRITICAL")) << log;
   EXPECT_TRUE(has(log, "GPU 1 (0000:2a:00.0) Xid 79 GPU has fallen off the bus")) << log;
 }
 
