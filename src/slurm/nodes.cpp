@@ -58,18 +58,22 @@ std::vector<std::string_view> lines_of(std::string_view text) {
 std::optional<TimeNs> parse_slurm_time(std::string_view text) {
   text = trim(text);
   if (auto secs = parse_u64(text)) return static_cast<TimeNs>(*secs) * kNsPerSec;
-  std::tm tm{};
-  int y = 0;
-  int mo = 0;
-  int d = 0;
-  int h = 0;
-  int mi = 0;
-  int s = 0;
-  const std::string copy(text);
-  if (copy.size() != 19 ||
-      std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &s) != 6) {
+  // "2026-12-05T00:19:18": fixed positions, each part a number.
+  if (text.size() != 19 || text[4] != '-' || text[7] != '-' || text[10] != 'T' || text[13] != ':' ||
+      text[16] != ':') {
     return std::nullopt;
   }
+  auto part = [&](std::size_t at, std::size_t len) {
+    return parse_u64(text.substr(at, len)).value_or(100000);
+  };
+  const auto y = static_cast<int>(part(0, 4));
+  const auto mo = static_cast<int>(part(5, 2));
+  const auto d = static_cast<int>(part(8, 2));
+  const auto h = static_cast<int>(part(11, 2));
+  const auto mi = static_cast<int>(part(14, 2));
+  const auto s = static_cast<int>(part(17, 2));
+  if (y > 9999 || mo > 12 || d > 31 || h > 23 || mi > 59 || s > 60) return std::nullopt;
+  std::tm tm{};
   tm.tm_year = y - 1900;
   tm.tm_mon = mo - 1;
   tm.tm_mday = d;
