@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -26,10 +25,10 @@
 #include "core/format.h"
 #include "core/strings.h"
 #include "core/time.h"
-#include "health/faults.h"
 #include "slurm/plan.h"
 #include "slurm/reason.h"
 #include "slurm/scontrol.h"
+#include "slurm/xids.h"
 
 namespace cardiac::cli {
 namespace {
@@ -372,16 +371,6 @@ int run_prolog(const Setup& s, const SlurmFlags& f, Context& ctx) {
   return o.exit_code;
 }
 
-// "00000000:2A:00.0" and "0000:2a:00.0" alike: bus, device and function in lower case.
-std::string bus_key(std::string bus) {
-  for (auto& ch : bus) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  auto colon = bus.find(':');
-  if (colon != std::string::npos && bus.find(':', colon + 1) != std::string::npos) {
-    bus = bus.substr(colon + 1);
-  }
-  return bus;
-}
-
 // GET path from the agent at agent.listen (with its token when this user may read it).
 Result<nlohmann::json> agent_get(const NodeCheckOptions& o, const std::string& path) {
   auto listen = config::split_listen(o.config.agent.listen);
@@ -449,37 +438,13 @@ int run_epilog(const Setup& s, const SlurmFlags& f, Context& ctx) {
   }
   o.source = "agent " + s.check.config.agent.listen;
   // A kernel-log line names the GPU by its PCI address: the agent's status maps it to an index.
-  std::map<std::string, unsigned> index_of;
-  if (auto status = agent_get(s.check, "/api/v1/status"); status && status->contains("gpus")) {
-    for (const auto& g : (*status)["gpus"]) {
-      if (g.contains("index") && g.contains("pci_bus_id") && g["pci_bus_id"].is_string()) {
-        index_of[bus_key(g["pci_bus_id"].get<std::string>())] = g["index"].get<unsigned>();
-      }
-    }
-  }
+  auto status = agent_get(s.check, "/api/v1/status");
   std::vector<std::string> critical;
-  for (const auto& e : *events) {
-    if (e.value("kind", "") != "xid" || !e.contains("xid")) continue;
-    const TimeNs t = e.value("time_ns", TimeNs{0});
-    if (t < start - kNsPerSec || t > end + kNsPerSec) continue;
-    const std::string bus = e.value("pci_bus_id", "");
-    std::optional<unsigned> gpu;
-    if (e.contains("gpu") && e["gpu"].is_number_unsigned()) {
-      gpu = e["gpu"].get<unsigned>();
-    } else if (auto it = index_of.find(bus_key(bus)); it != index_of.end()) {
-      gpu = it->second;
-    }
-    // On another job's GPU: not this job's fault. Unknown GPU: the node's, so the job's too.
-    if (s.gpus && gpu && s.gpus->count(*gpu) == 0) continue;
-    const int code = e["xid"].get<int>();
-    const auto info = health::lookup_xid(code);
-    const std::string where =
-        gpu ? (bus.empty() ? fmt::format("GPU {}", *gpu) : fmt::format("GPU {} ({})", *gpu, bus))
-            : (bus.empty() ? std::string("a GPU") : bus);
-    const std::string text = fmt::format("job {}: {} Xid {} {}", s.job, where, code, info.meaning);
+  for (const auto& x :
+       slurm::job_xids(*events, status ? *status : nlohmann::json(), start, end, s.gpus, s.job)) {
     o.problems.push_back(
-        fmt::format("{} at {} ({})", text, format_iso8601(t), severity_name(info.severity)));
-    if (info.severity == Severity::kCritical) critical.push_back(text);
+        fmt::format("{} at {} ({})", x.text, format_iso8601(x.time), severity_name(x.severity)));
+    if (x.severity == Severity::kCritical) critical.push_back(x.text);
   }
   if (critical.empty()) {
     o.verdict = o.problems.empty() ? "OK" : "WARNING";
