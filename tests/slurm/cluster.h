@@ -224,8 +224,8 @@ class SlurmCluster {
     std::ofstream(path) << "#!/bin/sh\n"
                         << "export SLURM_CONF=" << conf_path() << "\n"
                         << "exec " << CARDIAC_BINARY << " slurm " << hook << " --config " << dir_
-                        << "/$SLURMD_NODENAME.toml --scontrol /usr/bin/scontrol >>" << dir_
-                        << "/log/" << name << "-$SLURMD_NODENAME.log 2>&1\n";
+                        << "/$SLURMD_NODENAME.toml --scontrol /usr/bin/scontrol --timeout 10s >>"
+                        << dir_ << "/log/" << name << "-$SLURMD_NODENAME.log 2>&1\n";
     std::filesystem::permissions(path, std::filesystem::perms::owner_all |
                                            std::filesystem::perms::group_read |
                                            std::filesystem::perms::others_read);

@@ -75,7 +75,9 @@ class SlurmE2E : public ::testing::Test {
                  std::vector<std::string> extra = {},
                  std::vector<std::pair<std::string, std::string>> env = {}) {
     std::vector<std::string> args = {
-        "slurm", hook, "--config", agent.config_path(), "--scontrol", "/usr/bin/scontrol"};
+        "slurm", hook, "--config", agent.config_path(), "--scontrol", "/usr/bin/scontrol",
+        // A loaded machine (or a sanitizer build) may take more than the default second.
+        "--timeout", "10s"};
     args.insert(args.end(), extra.begin(), extra.end());
     env.emplace_back("SLURMD_NODENAME", node);
     env.emplace_back("SLURM_CONF", cluster_->conf_path());
