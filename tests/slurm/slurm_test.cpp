@@ -172,6 +172,10 @@ TEST_F(SlurmE2E, FailedPrologDrainsAndTheRequeuedJobMovesToTheOtherNode) {
   EXPECT_TRUE(has(out, "Error running slurm prolog: 1\n")) << out;
   EXPECT_TRUE(has(out, "ran on n2 restart 1\n")) << out;
   EXPECT_FALSE(has(out, "ran on n1")) << out;
+  // Slurm drained n1 for the failed prolog too, keeping cardiac's reason, set first: the health
+  // check will resume it once the GPU is back.
+  EXPECT_TRUE(has(cluster_->node_state("n1"), "DRAIN|cardiac: GPU 5"))
+      << cluster_->node_state("n1");
 }
 
 TEST_F(SlurmE2E, NodeDrainedByAPersonStaysDrained) {
@@ -335,6 +339,11 @@ TEST_F(SlurmE2E, EpilogNamesTheJobAnXidHappenedUnderAndDrains) {
       << cluster_->log("epilog.sh-n1.log");
   EXPECT_TRUE(eventually(
       [&] { return has(cluster_->log("epilog.sh-n1.log"), "n1 job " + job + ": CRITICAL"); }));
+  // Slurm drains a node whose epilog failed too, and keeps cardiac's reason, set first.
+  EXPECT_TRUE(eventually([&] { return cluster_->job_field(job, "JobState") == "COMPLETED"; }, 30))
+      << cluster_->job_field(job, "JobState");
+  EXPECT_TRUE(has(cluster_->node_state("n1"), "DRAIN|cardiac: job " + job + ": GPU 1"))
+      << cluster_->node_state("n1");
   const std::string log = cluster_->log("epilog.sh-n1.log");
   EXPECT_TRUE(has(log, "GPU 1 (0000:2a:00.0) Xid 79 GPU has fallen off the bus")) << log;
 }
