@@ -13,6 +13,7 @@ PACKAGES=(
   clang clang-format clang-tidy-22 hyperfine
   clang-16 libclang-rt-16-dev llvm-16
   prometheus prometheus-alertmanager prometheus-node-exporter curl
+  slurmctld slurmd slurm-client munge
 )
 
 SUDO=""
@@ -25,7 +26,8 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   $SUDO apt-get update -qq
-  # Prometheus and Alertmanager are for the tests, which start their own copies on loopback:
+  # Prometheus, Alertmanager and Slurm (munged, slurmctld, slurmd) are for the tests, which
+  # start their own copies on loopback:
   # keep the packages from starting system services while they install.
   policy=/usr/sbin/policy-rc.d
   created_policy=0

@@ -11,6 +11,7 @@
 
 #include "config/agent_config.h"
 #include "config/queue_config.h"
+#include "config/slurm_config.h"
 #include "config/toml_reader.h"
 
 #include "core/format.h"
@@ -82,7 +83,8 @@ Result<Config> parse_config(std::string_view text, std::string_view origin) {
   Config c;
   c.source = std::string(origin);
   CARDIAC_TRY(TableReader(root, "", origin)
-                  .only({"nvml", "host", "agent", "kmsg", "store", "doctor", "queue", "notifier"}));
+                  .only({"nvml", "host", "agent", "kmsg", "store", "doctor", "queue", "slurm",
+                         "notifier"}));
   auto section = [&](std::string_view name, auto&& read) -> Status {
     auto t = sub_table(root, name, origin);
     if (!t) return fail(t.error());
@@ -100,6 +102,8 @@ Result<Config> parse_config(std::string_view text, std::string_view origin) {
       section("doctor", [&](const toml::table& t) { return read_doctor(t, origin, c.doctor); }));
   CARDIAC_TRY(
       section("queue", [&](const toml::table& t) { return read_queue(t, origin, c.queue); }));
+  CARDIAC_TRY(
+      section("slurm", [&](const toml::table& t) { return read_slurm(t, origin, c.slurm); }));
   CARDIAC_TRY(read_notifiers(root, origin, c.notifiers));
   return c;
 }
@@ -237,6 +241,20 @@ qos = 1000
 # name = "alice"
 # account = "theory"
 # shares = 1
+
+[slurm]
+# `cardiac slurm healthcheck|prolog|epilog` (docs/slurm.md). The scontrol program (a bare name
+# is looked up in PATH) and the deadline for each of its answers.
+scontrol = "scontrol"
+scontrol_timeout = "10s"
+# The blast-radius limit: within drain_window, cardiac drains at most
+# max(drain_limit_min_nodes, drain_limit_percent % of the nodes Slurm lists, rounded down)
+# nodes, and never more than drain_limit_max_nodes (0: no such cap). A drain past the limit is
+# held and a critical alert goes to the notifiers below instead.
+drain_limit_percent = 10.0
+drain_limit_min_nodes = 1
+drain_limit_max_nodes = 0
+drain_window = "10m"
 
 # Notifiers: any number of [[notifier]] tables.
 # [[notifier]]

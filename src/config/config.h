@@ -118,6 +118,19 @@ struct QueueSettings {
   std::vector<QueueUser> users;
 };
 
+// `cardiac slurm healthcheck|prolog|epilog` (docs/slurm.md).
+struct SlurmSettings {
+  std::string scontrol = "scontrol";  // a bare name is looked up in PATH
+  DurationNs scontrol_timeout = 10 * kNsPerSec;
+  // The blast-radius limit: within drain_window cardiac drains at most
+  // max(drain_limit_min_nodes, floor(drain_limit_percent % of the nodes)), and never more than
+  // drain_limit_max_nodes when that is not 0.
+  double drain_limit_percent = 10;
+  unsigned drain_limit_min_nodes = 1;
+  unsigned drain_limit_max_nodes = 0;
+  DurationNs drain_window = 10 * 60 * kNsPerSec;
+};
+
 struct NotifierSettings {
   std::string type;  // "alertmanager", "webhook", "exec", "log"
   std::string url;
@@ -136,6 +149,7 @@ struct Config {
   StoreSettings store;
   DoctorSettings doctor;
   QueueSettings queue;
+  SlurmSettings slurm;
   std::vector<NotifierSettings> notifiers;
 };
 
