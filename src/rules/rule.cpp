@@ -103,6 +103,8 @@ std::string render_description(const Rule& rule, const Labels& labels, double va
     } else if (auto rt = rule.labels.find(key); rt != rule.labels.end()) {
       repl = rt->second;
     }
+    // A lost GPU answers nothing, not even its UUID: say so rather than print "{uuid}".
+    if (!repl && key == "uuid") repl = "uuid unknown";
     out += repl ? *repl : d.substr(open, close - open + 1);
     i = close + 1;
   }

@@ -62,7 +62,8 @@ struct Rule {
 };
 
 // Fills the placeholders of `rule.description`; unknown placeholders are left as written so that
-// a typo shows in the alert instead of vanishing.
+// a typo shows in the alert instead of vanishing. {uuid} of a GPU whose UUID could not be read
+// (a lost GPU) reads "uuid unknown".
 std::string render_description(const Rule& rule, const Labels& labels, double value,
                                std::optional<double> threshold);
 

@@ -118,6 +118,18 @@ TEST(Defaults, HardwareFaultsFireAtOnce) {
   EXPECT_EQ(lost->description, "GPU 2 (GPU-2) stopped answering NVML (lost, hung or erroring)");
 }
 
+TEST(Defaults, LostGpuWhoseUuidCouldNotBeReadSaysSo) {
+  RuleEngine e(defaults());
+  auto gpus = healthy_gpus(1);
+  gpus.gpus[0].health = nvml::DeviceHealth::kLost;
+  gpus.gpus[0].uuid.clear();
+  const auto ts = e.evaluate(build_sample_view(gpus, healthy_host(), nullptr, 0), at_s(0));
+  const Transition* lost = find(ts, "gpu_lost", AlertState::kFiring);
+  ASSERT_TRUE(lost);
+  EXPECT_EQ(lost->description,
+            "GPU 0 (uuid unknown) stopped answering NVML (lost, hung or erroring)");
+}
+
 TEST(Defaults, PcieReplayRateAboveGenerationAllowance) {
   RuleEngine e(defaults());
   auto gpus = healthy_gpus(1);
