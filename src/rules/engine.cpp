@@ -36,6 +36,13 @@ struct RuleEngine::Index {
 
 namespace {
 
+// A series' labels less its UUID: the same GPU whether or not its UUID could be read.
+std::string identity_key(const Labels& labels) {
+  Labels rest = labels;
+  rest.erase("uuid");
+  return labels_key(rest);
+}
+
 // The metric a rule reads: expected-GPU rules read gpu_count.
 const std::string& source_metric(const Rule& r) {
   static const std::string kGpuCount = "gpu_count";
@@ -304,10 +311,16 @@ Status RuleEngine::evaluate_rule(std::size_t i, const Index& index, TimeNs now,
   }
   // Series that stopped reporting: keep their state through short gaps, drop them after that.
   // An adopted alert whose series is missing at once is not given the gap: its evidence is
-  // from before the restart, and the GPU or counter it named may be gone for good.
+  // from before the restart, and the GPU or counter it named may be gone for good. Nor is one
+  // whose GPU reports under another UUID label: a GPU lost since the agent started has no UUID
+  // until it answers again, and then its recovered series must end the alert, not a new one.
+  std::set<std::string> seen_identities;
+  for (const auto& key : seen) seen_identities.insert(identity_key(st.series[key].labels));
   for (auto it = st.series.begin(); it != st.series.end();) {
     Series& s = it->second;
-    if (!seen.count(it->first) && (s.adopted || now - s.last_seen > kStaleAfter)) {
+    const bool superseded = !seen.count(it->first) && !s.labels.empty() &&
+                            seen_identities.count(identity_key(s.labels)) > 0;
+    if (!seen.count(it->first) && (s.adopted || superseded || now - s.last_seen > kStaleAfter)) {
       step(r, s, std::nullopt, r.for_ns, now, out);
       it = st.series.erase(it);
     } else {

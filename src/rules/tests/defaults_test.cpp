@@ -118,6 +118,24 @@ TEST(Defaults, HardwareFaultsFireAtOnce) {
   EXPECT_EQ(lost->description, "GPU 2 (GPU-2) stopped answering NVML (lost, hung or erroring)");
 }
 
+TEST(Defaults, LostGpuThatAnswersAgainUnderItsUuidResolvesAtOnce) {
+  RuleEngine e(defaults());
+  auto gpus = healthy_gpus(2);
+  const std::string uuid = gpus.gpus[1].uuid;
+  gpus.gpus[1].health = nvml::DeviceHealth::kLost;
+  gpus.gpus[1].uuid.clear();  // lost since the agent started: never read
+  auto ts = e.evaluate(build_sample_view(gpus, healthy_host(), nullptr, 0), at_s(0));
+  ASSERT_TRUE(find(ts, "gpu_lost", AlertState::kFiring));
+  gpus.gpus[1].health = nvml::DeviceHealth::kOk;
+  gpus.gpus[1].uuid = uuid;
+  ts = e.evaluate(build_sample_view(gpus, healthy_host(), nullptr, 0), at_s(10));
+  const Transition* resolved = find(ts, "gpu_lost", AlertState::kResolved);
+  ASSERT_TRUE(resolved) << "the recovered GPU's alert must end now, not after the stale gap";
+  EXPECT_EQ(resolved->labels.at("gpu"), "1");
+  // GPU 0's series was there all along and is not touched.
+  EXPECT_EQ(ts.size(), 1U);
+}
+
 TEST(Defaults, LostGpuWhoseUuidCouldNotBeReadSaysSo) {
   RuleEngine e(defaults());
   auto gpus = healthy_gpus(1);
