@@ -13,6 +13,7 @@ PACKAGES=(
   clang clang-format clang-tidy-22 hyperfine
   clang-16 libclang-rt-16-dev llvm-16
   prometheus prometheus-alertmanager prometheus-node-exporter curl
+  help2man dpkg-dev systemd procps
 )
 
 SUDO=""

@@ -184,6 +184,11 @@ Runner register_agent(CLI::App& sub) {
   sub.add_option("--interval", f->interval, "GPU sampling interval (default 1s)");
   sub.add_flag("--print-default-config", f->print_default_config,
                "Print the commented default configuration and exit");
+  sub.footer(
+      "Signals: SIGTERM or SIGINT stop the agent (queue jobs keep running and are adopted at the "
+      "next start); SIGHUP (systemctl reload cardiac) re-reads the configuration and the rules "
+      "file: rules and notifiers change live, other keys are logged as needing a restart, and a "
+      "file with an error is logged and the running configuration kept (docs/agent.md).");
   return [f, &sub](Context& ctx) { return run_agent(*f, sub.count("--config") > 0, ctx); };
 }
 
