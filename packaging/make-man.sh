@@ -29,8 +29,12 @@ trap 'rm -rf "$work"' EXIT
 }
 
 # help2man runs "PROGRAM --help"; a wrapper per command makes that `cardiac COMMAND --help`.
-# SOURCE_DATE_EPOCH keeps the pages' date, and so the package, reproducible.
-export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(date -u -d "2026-01-01" +%s)}
+# The pages' date is the last commit's (SOURCE_DATE_EPOCH when set), not the build's, so the
+# same source gives the same pages.
+if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
+  SOURCE_DATE_EPOCH=$(git -C "$(dirname "$0")" log -1 --format=%ct 2>/dev/null || date +%s)
+fi
+export SOURCE_DATE_EPOCH
 see_also="$work/see-also"
 {
   echo "[SEE ALSO]"

@@ -21,6 +21,7 @@ metric = "gpu_temperature"
 op = ">="
 threshold = 85
 clear = 80
+for = "1s"
 severity = "critical"
 
 [[rule]]
@@ -29,6 +30,7 @@ metric = "gpu_temperature"
 op = ">="
 threshold = )" +
          std::to_string(warm_threshold) + R"(
+for = "1s"
 severity = "warning"
 )";
 }
@@ -59,11 +61,18 @@ double samples_total(const AgentProcess& agent) {
 class Reload : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto sc = scenario("thermal-throttle.json");
-    sc.erase("timeline");
-    agent_ = std::make_unique<AgentProcess>(sc.dump(), "");
+    sc_ = scenario("thermal-throttle.json");
+    sc_.erase("timeline");
+    agent_ = std::make_unique<AgentProcess>(sc_.dump(), "");
     rules_ = agent_->dir() + "/rules.toml";
     std::ofstream(rules_) << rules_text(200);
+    // Every notification, appended by an exec notifier (its table goes before [agent]).
+    notes_ = agent_->dir() + "/notes.json";
+    std::string cfg = read_text(agent_->config_path());
+    cfg.insert(
+        cfg.find("[agent]"),
+        "[[notifier]]\ntype = \"exec\"\nargv = [\"/usr/bin/tee\", \"-a\", \"" + notes_ + "\"]\n");
+    std::ofstream(agent_->config_path(), std::ios::trunc) << cfg;
     agent_->agent_keys("interval = \"200ms\"\nrules = \"" + rules_ + "\"\ndefault_rules = false\n");
     agent_->capture_stderr();
     ASSERT_TRUE(agent_->start());
@@ -73,8 +82,28 @@ class Reload : public ::testing::Test {
   }
   [[nodiscard]] std::string log() const { return read_text(agent_->dir() + "/agent.stderr"); }
 
+  // How many notifications name `rule` (each carries "alertname":"<rule>").
+  [[nodiscard]] std::size_t notified(const std::string& rule) const {
+    const std::string text = read_text(notes_);
+    const std::string key = "\"alertname\":\"" + rule + "\"";
+    std::size_t n = 0;
+    for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) ++n;
+    return n;
+  }
+
+  // Sets GPU 1's temperature and waits until the agent has sampled it.
+  [[nodiscard]] bool gpu1_at(int celsius) {
+    sc_["devices"][1]["temperature"] = celsius;
+    agent_->write_scenario(sc_.dump());
+    const std::string want = "\"temperature\":" + std::to_string(celsius);
+    return eventually(
+        [&] { return agent_->get("/api/v1/status").second.find(want) != std::string::npos; });
+  }
+
+  nlohmann::json sc_;
   std::unique_ptr<AgentProcess> agent_;
   std::string rules_;
+  std::string notes_;
   nlohmann::json hot_;
 };
 
@@ -84,15 +113,22 @@ TEST_F(Reload, SighupTakesOverAChangedRuleAndKeepsAlertsAndHistory) {
   ASSERT_TRUE(eventually([&] { return samples_total(*agent_) > 0; }));
   const double samples_before = samples_total(*agent_);
 
+  ASSERT_TRUE(eventually([&] { return notified("test_gpu_hot") == 1; })) << log();
+  // Between clear (80) and threshold (85): firing only for an engine that knows it fired.
+  ASSERT_TRUE(gpu1_at(83));
+
   // The warm rule's threshold drops below every GPU's temperature.
   std::ofstream(rules_, std::ios::trunc) << rules_text(20);
   agent_->signal(SIGHUP);
   nlohmann::json alerts;
   ASSERT_TRUE(eventually([&] {
     alerts = open_alerts(*agent_);
-    return alerts_of(alerts, "test_gpu_warm").size() == 8;
+    return alerts_of(alerts, "test_gpu_warm").size() == 8 && notified("test_gpu_warm") == 8;
   })) << alerts.dump(1)
       << log();
+  // The hot alert was taken over as firing: not pending again for its `for`, so not notified
+  // again when that `for` (the same as the warm rule's, counted from the same sample) ran out.
+  EXPECT_EQ(notified("test_gpu_hot"), 1u) << read_text(notes_);
 
   // The same process, its alert carried on (not closed and opened again), history going on.
   EXPECT_TRUE(agent_->alive());
@@ -102,8 +138,16 @@ TEST_F(Reload, SighupTakesOverAChangedRuleAndKeepsAlertsAndHistory) {
   EXPECT_EQ(hot[0]["started_ns"], hot_["started_ns"]);
   EXPECT_EQ(hot[0]["state"], "firing");
   EXPECT_GT(samples_total(*agent_), samples_before);
+
+  // Below clear the new rules resolve the alert they took over.
+  ASSERT_TRUE(gpu1_at(70));
+  ASSERT_TRUE(eventually([&] { return alerts_of(open_alerts(*agent_), "test_gpu_hot").empty(); }))
+      << read_text(notes_);
+  EXPECT_TRUE(eventually([&] { return notified("test_gpu_hot") == 2; })) << read_text(notes_);
   auto all = nlohmann::json::parse(agent_->get("/api/v1/alerts?all=1").second);
-  EXPECT_TRUE(alerts_of(all, "test_gpu_hot").size() == 1) << all.dump(1);
+  ASSERT_EQ(alerts_of(all, "test_gpu_hot").size(), 1u) << all.dump(1);
+  EXPECT_EQ(alerts_of(all, "test_gpu_hot")[0]["id"], hot_["id"]);
+  EXPECT_EQ(alerts_of(all, "test_gpu_hot")[0]["state"], "resolved");
   EXPECT_EQ(agent_->terminate(), 0);
 }
 
