@@ -52,7 +52,9 @@ step "cpack -G DEB"
   cat "$work/cpack.log"
   die "cpack"
 }
-deb=$(ls "$work"/out/cardiac_*.deb)
+debs=("$work"/out/cardiac_*.deb)
+deb=${debs[0]}
+[ -f "$deb" ] || die "cpack made no cardiac_*.deb"
 
 step "dpkg -i $(basename "$deb")"
 dpkg -i "$deb"
@@ -95,6 +97,8 @@ CARDIAC_FAKE_NVML_SCENARIO="$PWD/tests/fixtures/scenarios/healthy-8xh100.json" \
 agent_pid=$!
 worker=""
 for _ in $(seq 1 300); do # polls for the worker, bounded at 30 s
+  # The children files hold space-separated pids: words are what is wanted here.
+  # shellcheck disable=SC2013
   for child in $(cat /proc/"$agent_pid"/task/*/children 2>/dev/null); do
     exe=$(readlink "/proc/$child/exe" 2>/dev/null || true)
     [ "$exe" = /usr/libexec/cardiac/cardiac-nvml-worker ] && worker=$exe

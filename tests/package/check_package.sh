@@ -26,8 +26,9 @@ fail() {
   echo "FAIL: cpack -G DEB"
   exit 1
 }
-deb=$(ls "$work"/out/cardiac_*.deb 2>/dev/null | head -1)
-[ -n "$deb" ] || {
+debs=("$work"/out/cardiac_*.deb)
+deb=${debs[0]}
+[ -f "$deb" ] || {
   cat "$work/cpack.log"
   echo "FAIL: no cardiac_*.deb"
   exit 1
@@ -98,6 +99,7 @@ else
   mkdir -p "$work/unit/cardiac.service.d"
   sed "s|/usr/bin/cardiac|$root/usr/bin/cardiac|g" "$root/lib/systemd/system/cardiac.service" \
     >"$work/unit/cardiac.service"
+  # shellcheck disable=SC2016 # $MAINPID is systemd's, literally in the file
   grep -q '^ExecReload=/bin/kill -HUP \$MAINPID$' "$work/unit/cardiac.service" ||
     fail "the unit has no ExecReload sending SIGHUP"
   verify() {
