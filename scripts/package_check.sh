@@ -4,7 +4,8 @@
 # tells an operator to: builds it with CPack from ./build, `dpkg -i`, runs the installed
 # `cardiac --version` and `cardiac status`, starts the installed agent on the fake NVML (it
 # must run the installed NVML worker from /usr/libexec/cardiac and survive a reload), checks
-# the unit with `systemd-analyze verify`, then `dpkg --purge` and checks nothing is left.
+# the unit with `systemd-analyze verify`, then `dpkg -r` (configuration and state stay) and
+# `dpkg --purge` (nothing is left).
 # CI runs it (.ci/run) after the tests. Needs root and a built ./build (scripts/setup.sh).
 #
 # usage: scripts/package_check.sh [BUILD_DIR]
@@ -150,6 +151,13 @@ step "man cardiac-agent"
 if command -v man >/dev/null; then
   man -w cardiac-agent >/dev/null || die "man cannot find cardiac-agent(1)"
 fi
+
+step "dpkg -r cardiac"
+# Remove keeps the configuration and the state; only a purge takes them (Debian policy).
+dpkg -r cardiac
+[ ! -e /usr/bin/cardiac ] || die "/usr/bin/cardiac is still there after dpkg -r"
+[ -f /etc/cardiac/cardiac.toml ] || die "dpkg -r removed /etc/cardiac/cardiac.toml"
+[ -f /var/lib/cardiac/cardiac.db ] || die "dpkg -r removed /var/lib/cardiac"
 
 step "dpkg --purge cardiac"
 dpkg --purge cardiac
