@@ -14,6 +14,7 @@ PACKAGES=(
   clang-16 libclang-rt-16-dev llvm-16
   prometheus prometheus-alertmanager prometheus-node-exporter curl
   slurmctld slurmd slurm-client munge
+  help2man dpkg-dev systemd procps
 )
 
 SUDO=""

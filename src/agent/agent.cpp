@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -16,6 +17,7 @@
 #include "agent/control.h"
 #include "agent/loops.h"
 #include "agent/notifiers.h"
+#include "agent/reload.h"
 #include "agent/sampler.h"
 #include "config/agent_config.h"
 #include "core/format.h"
@@ -160,6 +162,9 @@ struct Agent::Parts {
   std::unique_ptr<queue::SocketServer> control;
   int port = 0;
   bool stopped = false;
+  // The configuration last taken over (at start, then by each reload) and its rules' inputs.
+  config::Config live;
+  std::string rules_fingerprint;
   std::vector<std::thread> threads;
 };
 
@@ -237,6 +242,8 @@ Status Agent::start() {
   auto open_alerts = p.store->with([](AgentStore::Access& a) { return a.alerts.load(); });
   if (!open_alerts) return fail(open_alerts.error());
 
+  p.live = c;
+  p.rules_fingerprint = rules_fingerprint(c.agent);
   auto rules = load_rules(c.agent);
   if (!rules) return fail(rules.error());
   auto engine = std::make_unique<rules::RuleEngine>(std::move(*rules));
@@ -315,6 +322,101 @@ void Agent::sample_now() {
   const auto& c = p.options.config;
   p.host.set(read_host(p.fs, p.last_host, p.clock.now(), c.nvml.timeout));
   p.sampler->step();
+}
+
+namespace {
+
+// Open alerts carry on under the new rule set, as they do across a restart; a fence alert is
+// the queue's, not a rule's, and stays as it is.
+void adopt_open_alerts(rules::RuleEngine& engine, AgentStore::Access& store) {
+  auto open = store.alerts.load();
+  if (!open) {
+    log::warn("reload: open alerts cannot be read ({}); they start over", open.error().what());
+    return;
+  }
+  for (const alerts::Alert& a : *open) {
+    if (a.rule == "gpu_fenced") continue;
+    const auto state = a.state == rules::AlertState::kFiring ? rules::AlertState::kFiring
+                                                             : rules::AlertState::kPending;
+    if (!engine.adopt(a.rule, a.labels, state, a.started_ns, a.last_value.value_or(0))) {
+      log::warn("alert {} ({}) stays open: the reloaded configuration has no rule of that name",
+                a.id, a.rule);
+    }
+  }
+}
+
+// "added a, b; removed c" between two rule sets, by name.
+std::string rule_names_diff(const std::vector<rules::Rule>& before,
+                            const std::vector<rules::Rule>& after) {
+  std::set<std::string> old_names;
+  std::set<std::string> new_names;
+  for (const auto& r : before) old_names.insert(r.name);
+  for (const auto& r : after) new_names.insert(r.name);
+  std::vector<std::string> added;
+  std::vector<std::string> removed;
+  for (const auto& n : new_names) {
+    if (!old_names.count(n)) added.push_back(n);
+  }
+  for (const auto& n : old_names) {
+    if (!new_names.count(n)) removed.push_back(n);
+  }
+  std::string out;
+  if (!added.empty()) out += fmt::format("; added {}", fmt::join(added, ", "));
+  if (!removed.empty()) out += fmt::format("; removed {}", fmt::join(removed, ", "));
+  return out;
+}
+
+}  // namespace
+
+Status Agent::reload(const config::Config& next) {
+  Parts& p = *parts_;
+  if (!p.sampler) return fail(Error::internal("reload before start"));
+  // Everything that can fail is built first, so that a failure leaves the agent as it was.
+  const std::string fingerprint = rules_fingerprint(next.agent);
+  std::unique_ptr<rules::RuleEngine> engine;
+  if (fingerprint != p.rules_fingerprint) {
+    auto rules = load_rules(next.agent);
+    if (!rules) return fail(rules.error());
+    engine = std::make_unique<rules::RuleEngine>(std::move(*rules));
+  }
+  std::optional<PublishOptions> notifiers;
+  if (notifiers_changed(p.live, next)) {
+    auto d = make_dispatcher(next, false);
+    if (!d) return fail(d.error());
+    auto am = make_dispatcher(next, true);
+    if (!am) return fail(am.error());
+    notifiers.emplace();
+    notifiers->notifiers = std::move(*d);
+    notifiers->alertmanager = std::move(*am);
+  }
+
+  if (engine) {
+    p.store->with([&](AgentStore::Access& a) {
+      const std::string diff =
+          rule_names_diff(p.sampler->evaluate().engine().rules(), engine->rules());
+      const std::size_t count = engine->rules().size();
+      adopt_open_alerts(*engine, a);
+      p.sampler->evaluate().replace_engine(std::move(engine));
+      log::info("reload: {} alert rules{}", count, diff);
+    });
+  }
+  if (notifiers) {
+    PublishOptions old = p.sampler->publish().replace_notifiers(std::move(notifiers->notifiers),
+                                                                std::move(notifiers->alertmanager));
+    // Delivers what the old ones still hold, on this thread rather than the sampler's.
+    if (old.notifiers) old.notifiers->stop();
+    if (old.alertmanager) old.alertmanager->stop();
+    log::info("reload: {} notifiers", next.notifiers.size());
+  }
+  // Compared with what runs: a key changed by an earlier reload still waits for the restart.
+  for (const auto& key : restart_keys(p.options.config, next)) {
+    log::warn("reload: {} changed in {}; it takes effect when the agent restarts", key,
+              next.source.empty() ? "the configuration" : next.source);
+  }
+  p.live = next;
+  p.rules_fingerprint = fingerprint;
+  log::info("reload: configuration {} taken over", next.source);
+  return {};
 }
 
 void Agent::stop() {

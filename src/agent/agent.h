@@ -51,6 +51,13 @@ class Agent {
   // One host reading and one sample through every stage, on the calling thread (with
   // background_sampling off; tests drive time with a ManualClock this way).
   void sample_now();
+  // Takes over a configuration re-read while running (SIGHUP; after start()). The alert rules
+  // (the rules file, default_rules, expected_gpus) and the notifiers are replaced live: alerts
+  // pending or firing carry on under the new rules as across a restart, and history, incidents
+  // and the queue are untouched. Every other changed key is logged as taking effect at the
+  // next restart. An error (a rules file that does not parse, a notifier that cannot be made)
+  // changes nothing: the agent keeps running as it was.
+  [[nodiscard]] Status reload(const config::Config& next);
 
   struct Parts;  // everything the agent owns (agent.cpp)
 

@@ -2,6 +2,7 @@
 #include "agent/sampler.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "agent/notifiers.h"
 #include "core/log.h"
@@ -275,6 +276,7 @@ PublishStage::PublishStage(PublishOptions options, AgentStore& store, Latest<Sna
       last_resend_(clock.monotonic()) {}
 
 void PublishStage::run(Collected in, const FaultTally& tally, Evaluated ev, const Timing& timing) {
+  std::unique_lock notifiers_lock(*notifiers_mu_);
   if (!ev.changes.empty()) {
     auto outgoing = to_notifications(ev.changes, options_.hostname);
     if (options_.alertmanager) options_.alertmanager->submit(outgoing);
@@ -289,6 +291,7 @@ void PublishStage::run(Collected in, const FaultTally& tally, Evaluated ev, cons
     });
     if (!again.empty()) options_.alertmanager->submit(again);
   }
+  notifiers_lock.unlock();
 
   Snapshot next = last_;
   const host::HostRates* rates = in.host.rates ? &*in.host.rates : nullptr;
@@ -308,8 +311,18 @@ void PublishStage::run(Collected in, const FaultTally& tally, Evaluated ev, cons
 }
 
 void PublishStage::stop() {
+  std::lock_guard lock(*notifiers_mu_);
   if (options_.notifiers) options_.notifiers->stop();
   if (options_.alertmanager) options_.alertmanager->stop();
+}
+
+PublishOptions PublishStage::replace_notifiers(std::unique_ptr<notify::Dispatcher> notifiers,
+                                               std::unique_ptr<notify::Dispatcher> alertmanager) {
+  PublishOptions old;
+  std::lock_guard lock(*notifiers_mu_);
+  old.notifiers = std::exchange(options_.notifiers, std::move(notifiers));
+  old.alertmanager = std::exchange(options_.alertmanager, std::move(alertmanager));
+  return old;
 }
 
 // --- the sampler -------------------------------------------------------------------------------

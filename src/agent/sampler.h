@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -104,6 +105,9 @@ class EvaluateStage {
  public:
   EvaluateStage(std::unique_ptr<rules::RuleEngine> engine, bool kmsg_watched);
   [[nodiscard]] rules::RuleEngine& engine() { return *engine_; }
+  // A configuration reload's new rules. run() uses the engine with the store held, so the
+  // caller holds it too (AgentStore::with) and so never swaps in the middle of an evaluation.
+  void replace_engine(std::unique_ptr<rules::RuleEngine> engine) { engine_ = std::move(engine); }
   Evaluated run(AgentStore::Access& store, const Collected& in, const FaultTally& tally);
 
  private:
@@ -130,8 +134,15 @@ class PublishStage {
   void run(Collected in, const FaultTally& tally, Evaluated ev, const Timing& timing);
   // Stops the notifiers (after the sampler thread ended), delivering what they can.
   void stop();
+  // A configuration reload's notifiers, from any thread; returns the previous ones for the
+  // caller to stop (delivering what they hold) outside the sampler thread.
+  PublishOptions replace_notifiers(std::unique_ptr<notify::Dispatcher> notifiers,
+                                   std::unique_ptr<notify::Dispatcher> alertmanager);
 
  private:
+  // Guards options_' dispatchers against a reload replacing them between two samples; a
+  // pointer so that the stage stays movable into the Sampler.
+  std::unique_ptr<std::mutex> notifiers_mu_ = std::make_unique<std::mutex>();
   PublishOptions options_;
   AgentStore& store_;
   Latest<Snapshot>& board_;

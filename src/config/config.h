@@ -20,10 +20,14 @@ struct NvmlSettings {
   std::string library;                 // empty: libnvidia-ml.so.1, then libnvidia-ml.so
   DurationNs timeout = 5 * kNsPerSec;  // deadline for each NVML answer
   DurationNs retry = 30 * kNsPerSec;   // first re-probe of a wedged GPU (doubles to 10 min)
+
+  bool operator==(const NvmlSettings&) const = default;
 };
 
 struct HostSettings {
   std::string root = "/";  // where /proc and /sys are read
+
+  bool operator==(const HostSettings&) const = default;
 };
 
 // How the agent runs (`cardiac agent`).
@@ -45,11 +49,15 @@ struct AgentSettings {
   // /healthz fails when no GPU sample came for this long; 0: max(5 × interval, 5 s), plus the
   // NVML timeout (a sample may legitimately wait that long for a hung GPU).
   DurationNs stale_after = 0;
+
+  bool operator==(const AgentSettings&) const = default;
 };
 
 struct KmsgSettings {
   bool enabled = true;
   std::string source = "/dev/kmsg";  // or a log file to follow
+
+  bool operator==(const KmsgSettings&) const = default;
 };
 
 struct StoreSettings {
@@ -57,12 +65,16 @@ struct StoreSettings {
   DurationNs minute_retention = 90 * 86400 * kNsPerSec;
   DurationNs hour_retention = 730 * 86400 * kNsPerSec;
   DurationNs flush_interval = 5 * kNsPerSec;
+
+  bool operator==(const StoreSettings&) const = default;
 };
 
 // `cardiac doctor`.
 struct DoctorSettings {
   DurationNs window = 10 * kNsPerSec;  // live sampling window when there is no history
   std::vector<std::string> probe;      // far targets: "10.0.0.1", "tcp://host:443", "udp://h:7"
+
+  bool operator==(const DoctorSettings&) const = default;
 };
 
 // A fair-share account ([[queue.account]]): Slurm's account association.
@@ -71,6 +83,8 @@ struct QueueAccount {
   std::string parent;  // "" for a child of the root
   double shares = 1;
   std::string where;  // file:line:column of its table, for errors found later
+
+  bool operator==(const QueueAccount&) const = default;
 };
 
 // A user's association with an account ([[queue.user]]); a user may be in several accounts,
@@ -80,6 +94,8 @@ struct QueueUser {
   std::string account;
   double shares = 1;
   std::string where;
+
+  bool operator==(const QueueUser&) const = default;
 };
 
 // Multifactor weights ([queue.weights]), as Slurm's PriorityWeight*.
@@ -88,6 +104,8 @@ struct QueueWeights {
   double fairshare = 5000;
   double job_size = 1000;
   double qos = 1000;  // the job's --priority, normalised by the largest pending one
+
+  bool operator==(const QueueWeights&) const = default;
 };
 
 // The GPU job queue the agent runs (`cardiac submit`, docs/queue.md).
@@ -116,6 +134,8 @@ struct QueueSettings {
   // The account tree; empty: every user has an account of their own with one share.
   std::vector<QueueAccount> accounts;
   std::vector<QueueUser> users;
+
+  bool operator==(const QueueSettings&) const = default;
 };
 
 // `cardiac slurm healthcheck|prolog|epilog` (docs/slurm.md).
@@ -138,8 +158,12 @@ struct NotifierSettings {
   std::map<std::string, std::string> headers;
   DurationNs timeout = 10 * kNsPerSec;
   std::string where;  // file:line of its table, for later errors
+
+  bool operator==(const NotifierSettings&) const = default;
 };
 
+// Compared section by section (==) when the agent re-reads its configuration on SIGHUP, to
+// tell what changed.
 struct Config {
   std::string source;  // the file it came from, or "" for built-in defaults
   NvmlSettings nvml;

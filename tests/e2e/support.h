@@ -172,6 +172,10 @@ class AgentProcess {
       child_.wait();
     }
   }
+  // Sends `sig` to the agent (SIGHUP: re-read the configuration).
+  void signal(int sig) { child_.signal(sig); }
+  // Whether the agent process is still there (reaps it when it is not).
+  [[nodiscard]] bool alive() { return !child_.try_wait().has_value(); }
   int terminate() {
     child_.signal(SIGTERM);
     int status = child_.wait();
