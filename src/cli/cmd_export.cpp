@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/cmd_export_gres.h"
 #include "cli/commands.h"
 #include "cli/node_check.h"
 #include "core/strings.h"
@@ -119,9 +120,9 @@ Runner register_export(CLI::App& sub) {
   npd->add_option("--max-output", f->max_output, "NPD's max_output_length (bytes)")
       ->check(CLI::Range(8, 4096))
       ->capture_default_str();
-  return [f, npd](Context& ctx) {
+  return with_export_slurm_gres(sub, [f, npd](Context& ctx) {
     return npd->parsed() ? run_export_npd(*f, ctx) : run_export_rules(*f, ctx);
-  };
+  });
 }
 
 }  // namespace cardiac::cli

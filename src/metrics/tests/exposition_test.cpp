@@ -84,6 +84,24 @@ TEST(Exposition, KeyLinesForTwoGpusOneLost) {
   }
 }
 
+TEST(Exposition, OneJobInfoSeriesPerGpuAndJob) {
+  const std::string text = render(false);
+  auto lines = lines_of(text);
+  EXPECT_TRUE(lines.count("cardiac_gpu_job_info{" + kGpu0 + R"(,job="123",source="slurm"} 1)"))
+      << text;
+  EXPECT_TRUE(lines.count("cardiac_gpu_job_info{" + kGpu0 + R"(,job="7",source="cardiac"} 1)"))
+      << text;
+  std::size_t series = 0;
+  for (const auto& l : lines) series += l.rfind("cardiac_gpu_job_info{", 0) == 0;
+  EXPECT_EQ(series, 2u) << "two processes of job 123 are one series; the lost GPU has none";
+  // Never a job label on the other GPU series, and no dcgm-exporter twin.
+  for (const auto& l : lines_of(render(true))) {
+    if (l.rfind("cardiac_gpu_job_info", 0) != 0) {
+      EXPECT_EQ(l.find("job=\""), std::string::npos) << l;
+    }
+  }
+}
+
 TEST(Exposition, AbsentValuesProduceNoSeries) {
   std::string text = render(false);
   // Never read at all: no family.
