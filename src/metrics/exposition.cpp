@@ -332,6 +332,13 @@ class Renderer {
       for (const auto& p : r.gpus[i].reading.processes) {
         if (!p.job.empty()) jobs.emplace(p.job_source, p.job);
       }
+      // The queue's own allocation: a job of ours holds the GPU whatever /proc says.
+      if (in_.queue) {
+        if (auto held = in_.queue->gpu_jobs.find(r.gpus[i].reading.index);
+            held != in_.queue->gpu_jobs.end()) {
+          for (auto id : held->second) jobs.emplace("cardiac", std::to_string(id));
+        }
+      }
       for (const auto& [source, job] : jobs) {
         w_.add(m.name, m.help, m.type,
                with_label(with_label(labels_[i].native, "job", job), "source", source), 1.0,

@@ -89,7 +89,7 @@ std::vector<MetricDef> gpu_metric_rows() {
                "`* on (hostname, gpu) group_left (job, source) cardiac_gpu_job_info`.",
        .scope = Scope::kGpuJob,
        .source = "GpuProcess.job: /proc/<pid>/cgroup (job_<id>), else SLURM_JOB_ID or "
-                 "CARDIAC_JOB_ID in /proc/<pid>/environ"},
+                 "CARDIAC_JOB_ID in /proc/<pid>/environ; and the queue's running jobs"},
   };
   // One row per exported field of gpu_fields.def, in its order: a field is added there only.
 #define CARDIAC_GPU_FIELD(member, metric, type_, unit_, source_unit, scale_, help_, dcgm_name, \
