@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/cmd_export_gres.h"
 #include "cli/commands.h"
 #include "cli/node_check.h"
 #include "core/strings.h"
@@ -194,7 +195,7 @@ Runner register_export(CLI::App& sub) {
   npd->add_option("--max-output", f->max_output, "NPD's max_output_length (bytes)")
       ->check(CLI::Range(8, 4096))
       ->capture_default_str();
-  return [f, npd, dash](Context& ctx) -> int {
+  return with_export_slurm_gres(sub, [f, npd, dash](Context& ctx) -> int {
     if (!plain_name(f->fleet.job)) {
       ctx.err << "cardiac export: --job must be letters, digits and _ - . : only: '" << f->fleet.job
               << "'\n";
@@ -211,7 +212,7 @@ Runner register_export(CLI::App& sub) {
     if (npd->parsed()) return run_export_npd(*f, ctx);
     if (dash->parsed()) return run_export_dashboard(*f, ctx);
     return run_export_rules(*f, ctx);
-  };
+  });
 }
 
 }  // namespace cardiac::cli

@@ -126,16 +126,23 @@ void render_problems(const health::StatusReport& r, const TextStyle& s, std::str
 
 void render_processes(const health::StatusReport& r, std::string& out) {
   bool header = false;
+  // The JOB column only where some process belongs to a job (jobmap).
+  bool jobs = false;
+  for (const auto& gs : r.gpus) {
+    for (const auto& p : gs.reading.processes) jobs = jobs || !p.job.empty();
+  }
   for (const auto& gs : r.gpus) {
     for (const auto& p : gs.reading.processes) {
       if (!header) {
-        out += fmt::format("{:<3} {:>8} {:<9} {:<24} {:>12}\n", "GPU", "PID", "TYPE", "PROCESS",
-                           "GPU MEMORY");
+        out += fmt::format("{:<3} {:>8} {:<9} {:<24} {:>12}{}\n", "GPU", "PID", "TYPE", "PROCESS",
+                           "GPU MEMORY", jobs ? "  JOB" : "");
         header = true;
       }
-      out += fmt::format("{:<3} {:>8} {:<9} {:<24} {:>12}\n", gs.reading.index, p.pid, p.type,
+      std::string job;
+      if (jobs) job = p.job.empty() ? "  -" : fmt::format("  {} {}", p.job_source, p.job);
+      out += fmt::format("{:<3} {:>8} {:<9} {:<24} {:>12}{}\n", gs.reading.index, p.pid, p.type,
                          p.name.empty() ? "(gone)" : p.name,
-                         p.used_memory_bytes ? format_bytes(*p.used_memory_bytes) : "n/a");
+                         p.used_memory_bytes ? format_bytes(*p.used_memory_bytes) : "n/a", job);
     }
   }
   if (header) out += "\n";

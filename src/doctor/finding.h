@@ -70,6 +70,13 @@ struct CrossCheckPlan {
   std::string environment{};  // the room: "16–25 °C inlet for air cooling"
 };
 
+// A job with a process on the finding's GPU when the GPU was sampled (jobmap).
+struct JobOnGpu {
+  std::string source{};  // "slurm" or "cardiac"
+  std::string id{};
+  bool operator==(const JobOnGpu&) const = default;
+};
+
 struct Finding {
   std::string id{};  // stable key: "xid.79", "gpu.ecc.dbe", "resources.data_loading", …
   Category category = Category::kHardware;
@@ -81,6 +88,7 @@ struct Finding {
   std::vector<Evidence> evidence{};
   std::vector<std::string> actions{};  // next steps, in order
   std::optional<CrossCheckPlan> cross_check{};
+  std::vector<JobOnGpu> jobs{};  // the jobs on `gpu` in the latest sample (add_gpu_jobs)
 };
 
 // What the run looked at, so the reader knows what the absence of a finding means.

@@ -8,6 +8,7 @@
 #include "core/time.h"
 #include "host/host_json.h"
 #include "host/processes.h"
+#include "jobmap/jobmap.h"
 #include "nvml/clock_events.h"
 #include "nvml/gpu_json.h"
 #include "nvml/pci.h"
@@ -50,6 +51,7 @@ void name_gpu_processes(const FileSystem& fs, nvml::GpuSnapshot& snap) {
       if (auto name = host::read_process_name(fs, p.pid)) p.name = *name;
     }
   }
+  jobmap::attribute_jobs(fs, snap);
 }
 
 StatusReport build_report(nvml::GpuSnapshot gpus, host::HostSnapshot host,

@@ -30,8 +30,8 @@ struct StatusReport {
   Level overall = Level::kOk;
 };
 
-// Fills each GPU process's name from /proc/<pid>/comm under `fs`; a process that is gone
-// keeps an empty name.
+// Fills each GPU process's name from /proc/<pid>/comm under `fs`, and its job
+// (jobmap::attribute_jobs); a process that is gone keeps an empty name and no job.
 void name_gpu_processes(const FileSystem& fs, nvml::GpuSnapshot& snap);
 
 // Judges everything. `rates` may be null.

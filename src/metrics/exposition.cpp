@@ -3,6 +3,7 @@
 #include "metrics/exposition.h"
 
 #include <cmath>
+#include <set>
 #include <vector>
 
 #include "core/format.h"
@@ -267,6 +268,9 @@ class Renderer {
       case Scope::kXidCount:
         if (in_.xids_watched) xid_counts(m);
         return;
+      case Scope::kGpuJob:
+        if (r) gpu_jobs(m, *r);
+        return;
       case Scope::kFaultCount:
         if (in_.xids_watched) fault_counts(m);
         return;
@@ -317,6 +321,29 @@ class Renderer {
         raw = 0;  // watched and answering, no Xid seen: dcgm-exporter's 0 too
       }
       gpu_series(m, i, raw);
+    }
+  }
+
+  // One series per (GPU, job): a job with several processes on a GPU is one series, a GPU
+  // shared by two jobs has two.
+  void gpu_jobs(const MetricDef& m, const health::StatusReport& r) {
+    for (std::size_t i = 0; i < r.gpus.size(); ++i) {
+      std::set<std::pair<std::string, std::string>> jobs;  // (source, id)
+      for (const auto& p : r.gpus[i].reading.processes) {
+        if (!p.job.empty()) jobs.emplace(p.job_source, p.job);
+      }
+      // The queue's own allocation: a job of ours holds the GPU whatever /proc says.
+      if (in_.queue) {
+        if (auto held = in_.queue->gpu_jobs.find(r.gpus[i].reading.index);
+            held != in_.queue->gpu_jobs.end()) {
+          for (auto id : held->second) jobs.emplace("cardiac", std::to_string(id));
+        }
+      }
+      for (const auto& [source, job] : jobs) {
+        w_.add(m.name, m.help, m.type,
+               with_label(with_label(labels_[i].native, "job", job), "source", source), 1.0,
+               m.scale);
+      }
     }
   }
 

@@ -21,6 +21,9 @@ struct QueueMetrics {
   double gpus_allocated_idle = 0;  // allocated, and utilization below 10 % in the last sample
   double gpus_fenced = 0;
   std::map<std::string, double> user_gpu_seconds;  // user → GPU-seconds served, never decays
+  // GPU index → the ids of the running jobs holding it: cardiac_gpu_job_info{source="cardiac"}
+  // even where a job's processes cannot be read or have not opened the GPU yet.
+  std::map<unsigned, std::vector<std::int64_t>> gpu_jobs;
 
   bool operator==(const QueueMetrics&) const = default;
 };

@@ -52,6 +52,10 @@ std::vector<std::string_view> native_labels(Scope s) {
     case Scope::kFaultCount:
       gpu.emplace_back("class");
       return gpu;
+    case Scope::kGpuJob:
+      gpu.emplace_back("job");
+      gpu.emplace_back("source");
+      return gpu;
     case Scope::kFilesystem:
       return {"hostname", "mountpoint", "device", "fstype"};
     case Scope::kNic:

@@ -27,6 +27,7 @@ enum class Scope {
   kXidCount,    // per GPU and Xid code, from ExpositionInput::xid_counts: + xid
   kFaultCount,  // per GPU and fault class (health/faults.h), ExpositionInput::fault_counts: + class
   kLastXid,     // per GPU, from ExpositionInput::last_xid
+  kGpuJob,      // per GPU and job with a process on it (GpuProcess.job): + job, source
   kFilesystem,  // per data mount: hostname, mountpoint, device, fstype
   kNic,         // per network interface: hostname, interface
   kAgent,       // agent self-metrics: hostname

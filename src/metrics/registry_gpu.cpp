@@ -82,6 +82,14 @@ std::vector<MetricDef> gpu_metric_rows() {
        .scope = Scope::kLastXid,
        .source = "kernel log watcher",
        .dcgm = {"DCGM_FI_DEV_XID_ERRORS", MT::kGauge, "Xid code", kSame}},
+      {.name = "cardiac_gpu_job_info",
+       .help = "1 for each job with a process on the GPU in the latest sample: job is the "
+               "Slurm job id (source=\"slurm\") or the cardiac queue job id "
+               "(source=\"cardiac\"). Put the job on any GPU series with "
+               "`* on (hostname, gpu) group_left (job, source) cardiac_gpu_job_info`.",
+       .scope = Scope::kGpuJob,
+       .source = "GpuProcess.job: /proc/<pid>/cgroup (job_<id>), else SLURM_JOB_ID or "
+                 "CARDIAC_JOB_ID in /proc/<pid>/environ; and the queue's running jobs"},
   };
   // One row per exported field of gpu_fields.def, in its order: a field is added there only.
 #define CARDIAC_GPU_FIELD(member, metric, type_, unit_, source_unit, scale_, help_, dcgm_name, \

@@ -29,6 +29,14 @@ struct GpuProcess {
   std::optional<std::uint64_t> used_memory_bytes;  // absent when NVML says NOT_AVAILABLE
   std::string name;                                // from /proc/<pid>/comm, "" if gone
   std::string type;                                // "compute" or "graphics"
+  // The job the process belongs to, filled beside `name` by jobmap::attribute_jobs (never
+  // from NVML): the job id ("123"), who runs it ("slurm" or "cardiac"), and where that was
+  // read ("cgroup", "environ"). `job_note` says why no job is known when something could
+  // not be read (e.g. "/proc/4242/environ: permission denied").
+  std::string job{};
+  std::string job_source{};
+  std::string job_from{};
+  std::string job_note{};
 };
 
 struct NvLink {
@@ -39,6 +47,9 @@ struct NvLink {
   std::optional<std::uint64_t> recovery_errors;
   std::optional<std::uint64_t> crc_flit_errors;
   std::optional<std::uint64_t> crc_data_errors;
+  // The PCI function at the link's far end ("0000:3b:00.0"): another GPU, or an NVSwitch.
+  // Empty when NVML does not say (inactive link, older driver).
+  std::string remote_pci_bus_id{};
 };
 
 struct GpuReading {

@@ -60,6 +60,12 @@ nlohmann::json to_json(const GpuReading& g) {
       nlohmann::json pj{{"pid", p.pid}, {"type", p.type}};
       put(pj, "used_memory_bytes", p.used_memory_bytes);
       if (!p.name.empty()) pj["name"] = p.name;
+      if (!p.job.empty()) {
+        pj["job"] = p.job;
+        pj["job_source"] = p.job_source;
+        pj["job_from"] = p.job_from;
+      }
+      if (!p.job_note.empty()) pj["job_note"] = p.job_note;
       procs.push_back(std::move(pj));
     }
   }
@@ -72,6 +78,7 @@ nlohmann::json to_json(const GpuReading& g) {
       put(lj, "recovery_errors", l.recovery_errors);
       put(lj, "crc_flit_errors", l.crc_flit_errors);
       put(lj, "crc_data_errors", l.crc_data_errors);
+      if (!l.remote_pci_bus_id.empty()) lj["remote_pci_bus_id"] = l.remote_pci_bus_id;
       links.push_back(std::move(lj));
     }
   }
@@ -113,6 +120,10 @@ Result<GpuReading> gpu_reading_from_json(const nlohmann::json& j) {
         p.pid = pj.at("pid").get<std::uint32_t>();
         p.type = pj.value("type", "compute");
         p.name = pj.value("name", "");
+        p.job = pj.value("job", "");
+        p.job_source = pj.value("job_source", "");
+        p.job_from = pj.value("job_from", "");
+        p.job_note = pj.value("job_note", "");
         CARDIAC_TRY(get(pj, "used_memory_bytes", p.used_memory_bytes));
         g.processes.push_back(std::move(p));
       }
@@ -127,6 +138,7 @@ Result<GpuReading> gpu_reading_from_json(const nlohmann::json& j) {
         CARDIAC_TRY(get(lj, "recovery_errors", l.recovery_errors));
         CARDIAC_TRY(get(lj, "crc_flit_errors", l.crc_flit_errors));
         CARDIAC_TRY(get(lj, "crc_data_errors", l.crc_data_errors));
+        l.remote_pci_bus_id = get_string(lj, "remote_pci_bus_id");
         g.nvlinks.push_back(l);
       }
     }

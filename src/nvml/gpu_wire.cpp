@@ -203,6 +203,7 @@ void append_wire(const GpuReading& g, std::string& out) {
     put(out, l.recovery_errors);
     put(out, l.crc_flit_errors);
     put(out, l.crc_data_errors);
+    put(out, l.remote_pci_bus_id);
   }
   put(out, g.call_errors.size());
   for (const auto& [call, code] : g.call_errors) {
@@ -250,6 +251,7 @@ Result<GpuReading> gpu_reading_from_wire(std::string_view line) {
     t.number("NVLink recovery_errors", l.recovery_errors);
     t.number("NVLink crc_flit_errors", l.crc_flit_errors);
     t.number("NVLink crc_data_errors", l.crc_data_errors);
+    t.string("NVLink remote_pci_bus_id", l.remote_pci_bus_id);
   }
   const std::size_t errors = t.count("call error count");
   for (std::size_t i = 0; i < errors && t.ok(); ++i) {

@@ -127,6 +127,7 @@ Result<NvmlSystem> Reader::init() {
   }
   sys.device_count = count;
   static_cache_.assign(count, std::nullopt);
+  nvlink_remote_.clear();
   return sys;
 }
 

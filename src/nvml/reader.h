@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,9 @@ class Reader {
   bool initialized_ = false;
   int current_ = -1;  // device being read, for the call hook
   std::vector<std::optional<GpuReading>> static_cache_;
+  // (device, link) → the bus id at the link's far end: wiring, fixed while the driver is
+  // loaded, so asked once per link instead of once per link and sample.
+  std::map<std::pair<unsigned, unsigned>, std::string> nvlink_remote_;
 };
 
 }  // namespace cardiac::nvml

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // NVML reads of the values that change: utilization, memory, thermal, power, clocks, ECC,
 // PCIe, processes and NVLink.
+#include <cstring>
 #include <vector>
 
+#include "nvml/pci.h"
 #include "nvml/reader.h"
 #include "nvml/return_codes.h"
 
@@ -255,6 +257,20 @@ void Reader::read_nvlinks(nvmlDevice_t h, GpuReading& g) {
                              &count);
       if (!note(g, "nvmlDeviceGetNvLinkErrorCounter", rc)) return;
       if (rc == kSuccess) l.*field = count;
+    }
+    const auto remote_key = std::pair{g.index, link};
+    if (auto known = nvlink_remote_.find(remote_key); known != nvlink_remote_.end()) {
+      l.remote_pci_bus_id = known->second;
+    } else if (l.active) {
+      nvmlPciInfo_t remote{};
+      rc = CARDIAC_NVML_CALL(nvlink_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo", h, link,
+                             &remote);
+      if (!note(g, "nvmlDeviceGetNvLinkRemotePciInfo", rc)) return;
+      if (rc == kSuccess) {
+        l.remote_pci_bus_id = normalize_pci_bus_id(
+            std::string(remote.busId, strnlen(remote.busId, sizeof(remote.busId))));
+        nvlink_remote_.emplace(remote_key, l.remote_pci_bus_id);
+      }
     }
     g.nvlinks.push_back(l);
   }

@@ -83,7 +83,10 @@ metrics::QueueMetrics QueueShared::metrics_locked() {
   TimeNs now = clock.now();
   if (auto running = jobs_in_states(*db, {JobState::kRunning})) {
     for (const auto& j : *running) {
-      for (unsigned g : j.gpu_indices) allocated.insert(g);
+      for (unsigned g : j.gpu_indices) {
+        allocated.insert(g);
+        m.gpu_jobs[g].push_back(j.id);
+      }
       // Running attempts count as they go, so the counter moves during a long job.
       if (j.start_ns && now > *j.start_ns) {
         m.user_gpu_seconds[j.user] += static_cast<double>(j.gpu_indices.size()) *

@@ -15,19 +15,9 @@ unsigned u32(const Json& device, const char* key) {
   return device.at(key).get<unsigned>();
 }
 
-// Fills nvmlPciInfo_t from "DDDDDDDD:BB:DD.F" the way the driver does: upper-case hex, and the
-// 16-byte legacy id with a 4-digit domain.
+// Fills nvmlPciInfo_t from the device's "pci_bus_id" and its device and subsystem ids.
 void fill_pci(const Json& device, nvmlPciInfo_t* pci) {
-  unsigned domain = 0, bus = 0, dev = 0, function = 0;
-  std::sscanf(device.at("pci_bus_id").get<std::string>().c_str(), "%x:%x:%x.%x", &domain, &bus,
-              &dev, &function);
-  *pci = nvmlPciInfo_t{};
-  std::snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.%X", domain, bus, dev, function);
-  std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.%X", domain & 0xFFFF,
-                bus & 0xFF, dev & 0xFF, function & 0xF);
-  pci->domain = domain;
-  pci->bus = bus;
-  pci->device = dev;
+  fake::fill_pci_bus_id(device.at("pci_bus_id").get<std::string>(), pci);
   pci->pciDeviceId = device.value("pci_device_id", 0u);
   pci->pciSubSystemId = device.value("pci_subsystem_id", 0u);
 }
@@ -38,6 +28,18 @@ nvmlReturn_t clocks_event_reasons(fake::Call& call, unsigned long long* reasons)
 }
 
 }  // namespace
+
+void fake::fill_pci_bus_id(const std::string& bus_id, nvmlPciInfo_t* pci) {
+  unsigned domain = 0, bus = 0, dev = 0, function = 0;
+  std::sscanf(bus_id.c_str(), "%x:%x:%x.%x", &domain, &bus, &dev, &function);
+  *pci = nvmlPciInfo_t{};
+  std::snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.%X", domain, bus, dev, function);
+  std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.%X", domain & 0xFFFF,
+                bus & 0xFF, dev & 0xFF, function & 0xF);
+  pci->domain = domain;
+  pci->bus = bus;
+  pci->device = dev;
+}
 
 extern "C" {
 

@@ -249,4 +249,16 @@ nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned int l
   return ReturnCode::kSuccess;
 }
 
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link,
+                                                 nvmlPciInfo_t* pci) {
+  FAKE_DEVICE_CALL(device);
+  if (!pci) return ReturnCode::kInvalidArgument;
+  nvmlReturn_t rc = ReturnCode::kSuccess;
+  const Json* l = nvlink(call, link, &rc);
+  if (!l) return rc;
+  if (!l->contains("remote_pci_bus_id")) return ReturnCode::kNotSupported;
+  fake::fill_pci_bus_id(l->at("remote_pci_bus_id").get<std::string>(), pci);
+  return ReturnCode::kSuccess;
+}
+
 }  // extern "C"

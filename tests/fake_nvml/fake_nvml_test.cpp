@@ -20,7 +20,8 @@ constexpr const char* kSmall = R"({
      "processes": [{"pid": 10, "used_memory_bytes": 1024, "type": "compute"},
                    {"pid": 11, "type": "compute"},
                    {"pid": 12, "used_memory_bytes": 2048, "type": "graphics"}],
-     "nvlinks": [{"link": 0, "active": true, "version": 2, "replay_errors": 5},
+     "nvlinks": [{"link": 0, "active": true, "version": 2, "replay_errors": 5,
+                  "remote_pci_bus_id": "00000000:3B:00.0"},
                  {"link": 1, "active": false},
                  {"link": 3, "active": true, "version": 2}]},
     {"name": "Tesla V100-SXM2-16GB", "temperature": 41,
@@ -80,6 +81,9 @@ TEST(FakeNvmlInit, BadScenariosFailWithUnknown) {
   EXPECT_EQ(Session(malformed.path()).rc(), ReturnCode::kUnknown);
   TempScenario typo(R"({"devices": [{"temprature": 40}]})");
   EXPECT_EQ(Session(typo.path()).rc(), ReturnCode::kUnknown);
+  TempScenario bad_remote(
+      R"({"devices": [{"nvlinks": [{"link": 0, "remote_pci_bus_id": "3b"}]}]})");
+  EXPECT_EQ(Session(bad_remote.path()).rc(), ReturnCode::kUnknown);
   TempScenario bad_code(R"({"init_return": "NOT_A_CODE"})");
   EXPECT_EQ(Session(bad_code.path()).rc(), ReturnCode::kUnknown);
   TempScenario bad_toml("devices = [\n", ".toml");
@@ -187,6 +191,13 @@ TEST(FakeNvmlProtocols, NvLinkLinks) {
   EXPECT_EQ(errors, 5u);
   EXPECT_EQ(api().nvlink_error_counter(d0, 0, 2, &errors), ReturnCode::kNotSupported);
   EXPECT_EQ(api().nvlink_state(session.device(1), 0, &active), ReturnCode::kNotSupported);
+  nvmlPciInfo_t remote{};
+  ASSERT_EQ(api().nvlink_remote_pci(d0, 0, &remote), ReturnCode::kSuccess);
+  EXPECT_STREQ(remote.busId, "00000000:3B:00.0");
+  EXPECT_STREQ(remote.busIdLegacy, "0000:3B:00.0");
+  EXPECT_EQ(remote.bus, 0x3bu);
+  EXPECT_EQ(api().nvlink_remote_pci(d0, 3, &remote), ReturnCode::kNotSupported);  // not given
+  EXPECT_EQ(api().nvlink_remote_pci(d0, 0, nullptr), ReturnCode::kInvalidArgument);
 }
 
 TEST(FakeNvmlTimeline, NullRemovesKeysAndSetSystemApplies) {

@@ -151,6 +151,12 @@ void validate_nvlinks(const Json& list, const std::string& where) {
       } else if (key == "replay_errors" || key == "recovery_errors" || key == "crc_flit_errors" ||
                  key == "crc_data_errors") {
         parse_uint(value, at(w, key), kU64Max);
+      } else if (key == "remote_pci_bus_id") {
+        unsigned domain = 0, bus = 0, dev = 0, fn = 0;
+        if (!value.is_string() || std::sscanf(value.get<std::string>().c_str(), "%x:%x:%x.%x",
+                                              &domain, &bus, &dev, &fn) != 4) {
+          throw SchemaError(at(w, key) + ": expected \"DDDDDDDD:BB:DD.F\" (hex)");
+        }
       } else if (key != "comment") {
         throw SchemaError(at(w, key) + ": unknown nvlink key");
       }

@@ -89,4 +89,8 @@ class Call {
 // fit with its terminator).
 nvmlReturn_t copy_string(const std::string& text, char* out, unsigned int length);
 
+// Fills the bus-id fields of nvmlPciInfo_t from "DDDDDDDD:BB:DD.F" the way the driver does
+// (upper-case hex, a 16-byte legacy id with a 4-digit domain); the other fields are zeroed.
+void fill_pci_bus_id(const std::string& bus_id, nvmlPciInfo_t* pci);
+
 }  // namespace fake

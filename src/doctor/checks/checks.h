@@ -34,6 +34,9 @@ std::string probe_summary(const ProbeResult& p);
 // Adds the cross-check plan to every finding that suspects a card (fell off the bus,
 // repeated Xid 79/48/94/95/119, …).
 void add_cross_check_plans(std::vector<Finding>& findings);
+// Names the jobs running on each finding's GPU in the latest sample (GpuProcess.job): in
+// Finding::jobs, a sentence of the explanation and one piece of evidence per process.
+void add_gpu_jobs(const DoctorInput& in, std::vector<Finding>& findings);
 
 // Runs every check and builds the report (GPU list, events, sorted findings).
 Report diagnose(const DoctorInput& in);

@@ -119,16 +119,23 @@ json summary_json(const Report& r) {
 nlohmann::json finding_to_json(const Finding& f) {
   json evidence = json::array();
   for (const auto& e : f.evidence) evidence.push_back(evidence_json(e));
-  return json{{"id", str(f.id)},
-              {"category", category_name(f.category)},
-              {"severity", severity_name(f.severity)},
-              {"confidence", confidence_name(f.confidence)},
-              {"gpu", f.gpu.empty() ? json(nullptr) : gpu_json(f.gpu)},
-              {"title", str(f.title)},
-              {"explanation", str(f.explanation)},
-              {"evidence", std::move(evidence)},
-              {"actions", str_array(f.actions)},
-              {"cross_check", cross_check_json(f.cross_check)}};
+  json j{{"id", str(f.id)},
+         {"category", category_name(f.category)},
+         {"severity", severity_name(f.severity)},
+         {"confidence", confidence_name(f.confidence)},
+         {"gpu", f.gpu.empty() ? json(nullptr) : gpu_json(f.gpu)},
+         {"title", str(f.title)},
+         {"explanation", str(f.explanation)},
+         {"evidence", std::move(evidence)},
+         {"actions", str_array(f.actions)},
+         {"cross_check", cross_check_json(f.cross_check)}};
+  // Only where a job runs on the GPU, so that reports of machines without jobs keep their form.
+  if (!f.jobs.empty()) {
+    json jobs = json::array();
+    for (const auto& job : f.jobs) jobs.push_back({{"source", job.source}, {"id", job.id}});
+    j["jobs"] = std::move(jobs);
+  }
+  return j;
 }
 
 nlohmann::json event_to_json(const kmsg::KernelEvent& e) {

@@ -84,6 +84,40 @@ TEST(Exposition, KeyLinesForTwoGpusOneLost) {
   }
 }
 
+TEST(Exposition, OneJobInfoSeriesPerGpuAndJob) {
+  const std::string text = render(false);
+  auto lines = lines_of(text);
+  EXPECT_TRUE(lines.count("cardiac_gpu_job_info{" + kGpu0 + R"(,job="123",source="slurm"} 1)"))
+      << text;
+  EXPECT_TRUE(lines.count("cardiac_gpu_job_info{" + kGpu0 + R"(,job="7",source="cardiac"} 1)"))
+      << text;
+  std::size_t series = 0;
+  for (const auto& l : lines) series += l.rfind("cardiac_gpu_job_info{", 0) == 0;
+  EXPECT_EQ(series, 2u) << "two processes of job 123 are one series; the lost GPU has none";
+  // Never a job label on the other GPU series, and no dcgm-exporter twin.
+  for (const auto& l : lines_of(render(true))) {
+    if (l.rfind("cardiac_gpu_job_info", 0) != 0) {
+      EXPECT_EQ(l.find("job=\""), std::string::npos) << l;
+    }
+  }
+}
+
+TEST(Exposition, QueueHeldGpusCarryTheirCardiacJob) {
+  const auto report = two_gpu_report();
+  auto in = full_input(report);
+  in.queue = QueueMetrics{};
+  in.queue->gpu_jobs[0] = {7, 9};  // 7 is also found from GPU 0's process: one series
+  in.queue->gpu_jobs[1] = {11};    // the lost GPU: held by the queue all the same
+  in.queue->gpu_jobs[5] = {12};    // not in the report: no series
+  const std::string text = render_metrics(in, {.hostname = "node-1"});
+  std::size_t series = 0;
+  for (const auto& l : lines_of(text)) series += l.rfind("cardiac_gpu_job_info{", 0) == 0;
+  EXPECT_EQ(series, 4u) << text;
+  auto lines = lines_of(text);
+  EXPECT_TRUE(lines.count("cardiac_gpu_job_info{" + kGpu0 + R"(,job="9",source="cardiac"} 1)"));
+  EXPECT_TRUE(lines.count("cardiac_gpu_job_info{" + kGpu1 + R"(,job="11",source="cardiac"} 1)"));
+}
+
 TEST(Exposition, AbsentValuesProduceNoSeries) {
   std::string text = render(false);
   // Never read at all: no family.

@@ -81,6 +81,7 @@ TEST(Registry, ExactlyTheScopesGetterIsSet) {
       case Scope::kXidCount:
       case Scope::kFaultCount:
       case Scope::kLastXid:
+      case Scope::kGpuJob:
       case Scope::kQueueState:
       case Scope::kQueueUser:
       case Scope::kQueueWait:

@@ -36,6 +36,23 @@ health::StatusReport two_gpu_report() {
   a.pcie_replay_counter = 0;
   a.remapped_rows_failure = false;
   // fan_speed, memory_reserved, pstate... left absent on purpose.
+  // Two processes of one Slurm job, one of a cardiac queue job, one of no job.
+  a.processes_supported = true;
+  for (std::uint32_t pid : {100u, 101u, 102u, 103u}) {
+    nvml::GpuProcess p;
+    p.pid = pid;
+    p.type = "compute";
+    if (pid < 102) {
+      p.job = "123";
+      p.job_source = "slurm";
+      p.job_from = "cgroup";
+    } else if (pid == 102) {
+      p.job = "7";
+      p.job_source = "cardiac";
+      p.job_from = "environ";
+    }
+    a.processes.push_back(p);
+  }
   s.gpus.push_back(a);
 
   nvml::GpuReading b;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 
 #include <set>
+#include <string>
+#include <vector>
 
 #include "nvml/library.h"
 #include "nvml/reader.h"
@@ -71,6 +73,28 @@ TEST(Reader, ReadsThroughTheHookAndCachesIdentity) {
   EXPECT_TRUE(seen.count("nvmlDeviceGetTemperature"));
   EXPECT_TRUE(seen.count("nvmlDeviceGetNvLinkErrorCounter"));
   EXPECT_EQ(second.sampled_at, clock.now());
+}
+
+TEST(Reader, AsksWhereEachActiveNvLinkEndsOnce) {
+  setenv("CARDIAC_FAKE_NVML_SCENARIO", scenario("dgx1-v100-slurm.json").c_str(), 1);
+  auto lib = Library::open(FAKE_NVML_PATH);
+  ASSERT_TRUE(lib);
+  int remote_calls = 0;
+  ManualClock clock;
+  Reader reader(**lib, clock, [&](int, std::string_view fn) {
+    if (fn == "nvmlDeviceGetNvLinkRemotePciInfo") ++remote_calls;
+  });
+  ASSERT_TRUE(reader.init());
+  auto first = reader.read_device(0);
+  auto second = reader.read_device(0);
+  // GPU 0 of the hybrid cube-mesh: 6 links, to GPU 1, GPU 2, GPU 3 twice and GPU 4 twice.
+  ASSERT_EQ(second.nvlinks.size(), 6u);
+  EXPECT_EQ(remote_calls, 6);  // the wiring is asked once per link, not once per sample
+  std::vector<std::string> ends;
+  for (const auto& l : second.nvlinks) ends.push_back(l.remote_pci_bus_id);
+  EXPECT_EQ(ends, (std::vector<std::string>{"0000:07:00.0", "0000:0a:00.0", "0000:0b:00.0",
+                                            "0000:0b:00.0", "0000:85:00.0", "0000:85:00.0"}));
+  EXPECT_EQ(first.nvlinks[3].remote_pci_bus_id, "0000:0b:00.0");
 }
 
 TEST(Reader, InitFailureExplainsTheNextStep) {

@@ -46,6 +46,7 @@ GpuReading full_reading() {
   g.processes.push_back({44, 0, "100%\tdone\n\xc3\xa9-", "compute"});
   g.nvlinks.push_back({0, true, 4, 0, 1, std::nullopt, 2});
   g.nvlinks.push_back({17, false, std::nullopt, std::nullopt, std::nullopt, std::nullopt, 9});
+  g.nvlinks[0].remote_pci_bus_id = "0000:3b:00.0";
   g.call_errors["nvmlDeviceGetFanSpeed"] = "NO_PERMISSION";
   g.call_errors["nvmlDeviceGetPowerUsage"] = "UNKNOWN";
   return g;
@@ -66,6 +67,8 @@ TEST(GpuWire, EveryFieldSurvivesTheTrip) {
   EXPECT_EQ(back->processes[2].name, "100%\tdone\n\xc3\xa9-");
   EXPECT_FALSE(back->processes[0].used_memory_bytes);
   EXPECT_FALSE(back->nvlinks[1].version);
+  EXPECT_EQ(back->nvlinks[0].remote_pci_bus_id, "0000:3b:00.0");
+  EXPECT_EQ(back->nvlinks[1].remote_pci_bus_id, "");
 }
 
 TEST(GpuWire, AbsenceStaysAbsentAndZeroStaysZero) {
@@ -110,8 +113,8 @@ TEST(GpuWire, AHugeListLengthIsRefusedNotAllocated) {
   GpuReading g;
   g.nvlinks.push_back({});
   std::string line = wire(g);
-  // The NVLink count is the token before the link's own: "… 1 0 0 - - - - - 0".
-  auto pos = line.rfind(" 1 0 0 - - - - - 0");
+  // The NVLink count is the token before the link's own: "… 1 0 0 - - - - - % 0".
+  auto pos = line.rfind(" 1 0 0 - - - - - % 0");
   ASSERT_NE(pos, std::string::npos) << line;
   line.replace(pos, 2, " 99999999999");
   auto r = gpu_reading_from_wire(line);

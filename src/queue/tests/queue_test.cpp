@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <numeric>
 
 #include "core/format.h"
@@ -69,8 +70,11 @@ TEST_F(QueueTest, FcfsOnOneGpu) {
   ASSERT_TRUE(reaches(ids[0], "running"));
   EXPECT_EQ(state(ids[1]), "pending");
   EXPECT_FALSE(list(false)[1]["why"].get<std::string>().empty());
+  // The running job's GPU, for cardiac_gpu_job_info{source="cardiac"}.
+  EXPECT_EQ(q_->metrics().gpu_jobs, (std::map<unsigned, std::vector<JobId>>{{0, {ids[0]}}}));
   std::ofstream(dir_.file("go")).flush();
   ASSERT_TRUE(reaches(ids[3], "completed"));
+  EXPECT_TRUE(q_->metrics().gpu_jobs.empty());
   EXPECT_EQ(read_text(dir_.file("order")),
             fmt::format("{}\n{}\n{}\n{}\n", ids[0], ids[1], ids[2], ids[3]));
 }
