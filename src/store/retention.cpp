@@ -34,11 +34,12 @@ Result<TimeNs> start_of(const Db& db, std::string_view level, DurationNs bucket)
   return floor_to(**done - kRollupLateness, bucket);
 }
 
-// 1-minute buckets of one GPU's (or the host's) series in [start, end), merged into each
-// series' block of the hour.
-Result<std::int64_t> roll_minute_gpu(Db& db, std::int64_t gpu, TimeNs start, TimeNs end) {
+// 1-minute buckets of every series' raw samples in [start, end), whichever of chunks, tail and
+// legacy rows hold them, decoded once per run, merged into each series' block of the hour.
+// min/avg/max/count as SQL's aggregates over the samples in time order gave them.
+Result<std::int64_t> roll_minute_slice(Db& db, TimeNs start, TimeNs end) {
   std::int64_t written = 0;
-  auto series = read_gpu_series(db, gpu, start, end);
+  auto series = read_all_series(db, start, end);
   if (!series) return fail(std::move(series).error());
   std::vector<MinuteBucket> fresh;
   for (const auto& [key, points] : *series) {
@@ -66,24 +67,6 @@ Result<std::int64_t> roll_minute_gpu(Db& db, std::int64_t gpu, TimeNs start, Tim
     if (!fresh.empty()) {
       CARDIAC_TRY(merge_minute_block(db, key, block_hour(fresh.back().bucket), fresh));
     }
-  }
-  return written;
-}
-
-// 1-minute buckets of every series' raw samples in [start, end), whichever of chunks, tail and
-// legacy rows hold them, decoded once per run. min/avg/max/count as SQL's aggregates over the
-// samples in time order gave them. One GPU at a time: decoded, a sample takes 16 bytes where
-// its chunk takes under one, and all of a node's series at once were the agent's largest
-// allocation (about 4 MB for a 10-minute run on 8 GPUs, 15 MB for an hour's slice).
-Result<std::int64_t> roll_minute_slice(Db& db, TimeNs start, TimeNs end) {
-  auto gpus = gpus_with_raw_samples(db, start);
-  if (!gpus) return fail(std::move(gpus).error());
-  gpus->push_back(kHostGpu);
-  std::int64_t written = 0;
-  for (const std::int64_t gpu : *gpus) {
-    auto n = roll_minute_gpu(db, gpu, start, end);
-    if (!n) return fail(std::move(n).error());
-    written += *n;
   }
   return written;
 }

@@ -29,20 +29,10 @@ void keep_range(const std::vector<Point>& points, TimeNs from, TimeNs to, std::v
   }
 }
 
-// Which series a read keeps: one, those of one GPU (or the host), or all.
-struct SeriesFilter {
-  std::optional<SeriesKey> key;
-  std::optional<std::int64_t> gpu;
-
-  [[nodiscard]] bool keeps(const SeriesKey& k) const {
-    return (!key || k == *key) && (!gpu || k.gpu == *gpu);
-  }
-};
-
 // Decodes the tail: the rows of the older `sample_tail` table in id order, then the records of
 // the tail files after the sealed segment, each segment's chain on its own. `only` limits the
 // output to one series (the rows are decoded in full either way: each continues the previous one).
-Status read_tail(const Db& db, const SeriesFilter& only, TimeNs from, TimeNs to, SeriesMap& out,
+Status read_tail(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, SeriesMap& out,
                  std::int64_t* last_segment = nullptr) {
   auto st = db.prepare("SELECT id, segment, seq, data FROM sample_tail ORDER BY id");
   if (!st) return fail(std::move(st).error());
@@ -53,7 +43,7 @@ Status read_tail(const Db& db, const SeriesFilter& only, TimeNs from, TimeNs to,
   std::map<std::int64_t, Segment> segments;
   const auto keep = [&](const std::vector<SeriesPoints>& series) {
     for (const auto& s : series) {
-      if (!only.keeps(s.key)) continue;
+      if (only != nullptr && s.key != *only) continue;
       keep_range(s.points, from, to, out[s.key]);
     }
   };
@@ -109,20 +99,19 @@ void sort_series(SeriesMap& m) {
 
 // The chunks of seals overlapping [from, to), of one series or all. The seals are the outer
 // loop (CROSS JOIN fixes the order), each one a seek on sample_chunks_by_seal.
-Status read_chunks(const Db& db, const SeriesFilter& only, TimeNs from, TimeNs to, SeriesMap& out) {
+Status read_chunks(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, SeriesMap& out) {
   std::string sql =
       "SELECT s.id, s.times, c.metric_id, c.gpu, c.data, c.start_ns, c.end_ns "
       "FROM sample_seals AS s "
       "CROSS JOIN sample_chunks AS c ON c.seal_id = s.id ";
-  sql += only.key ? "AND c.metric_id = ?3 AND c.gpu = ?4 " : only.gpu ? "AND c.gpu = ?4 " : "";
+  sql += only != nullptr ? "AND c.metric_id = ?3 AND c.gpu = ?4 " : "";
   sql +=
       "WHERE s.end_ns >= ?1 AND s.start_ns < ?2 AND c.end_ns >= ?1 AND c.start_ns < ?2 "
       "ORDER BY s.id";
   auto st = db.prepare(sql);
   if (!st) return fail(std::move(st).error());
   st->bind(1, from).bind(2, to);
-  if (only.key) st->bind(3, only.key->metric_id).bind(4, only.key->gpu);
-  if (only.gpu) st->bind(4, *only.gpu);
+  if (only != nullptr) st->bind(3, only->metric_id).bind(4, only->gpu);
   std::int64_t times_of = -1;
   std::vector<TimeNs> times;
   std::vector<Point>* into = nullptr;
@@ -233,8 +222,8 @@ Result<std::vector<Point>> read_series(const Db& db, SeriesKey key, TimeNs from,
   if (from >= to) return out;
   CARDIAC_TRY(read_legacy(db, key, from, to, out));
   SeriesMap m;
-  CARDIAC_TRY(read_chunks(db, {.key = key, .gpu = {}}, from, to, m));
-  CARDIAC_TRY(read_tail(db, {.key = key, .gpu = {}}, from, to, m));
+  CARDIAC_TRY(read_chunks(db, &key, from, to, m));
+  CARDIAC_TRY(read_tail(db, &key, from, to, m));
   if (auto it = m.find(key); it != m.end()) {
     if (out.empty()) {
       out = std::move(it->second);
@@ -246,10 +235,7 @@ Result<std::vector<Point>> read_series(const Db& db, SeriesKey key, TimeNs from,
   return out;
 }
 
-namespace {
-
-Result<SeriesMap> read_series_where(const Db& db, const SeriesFilter& only, TimeNs from,
-                                    TimeNs to) {
+Result<SeriesMap> read_all_series(const Db& db, TimeNs from, TimeNs to) {
   SeriesMap out;
   if (from >= to) return out;
   auto empty = legacy_is_empty(db);
@@ -259,25 +245,14 @@ Result<SeriesMap> read_series_where(const Db& db, const SeriesFilter& only, Time
     if (!series) return fail(std::move(series).error());
     for (const auto& s : *series) {
       const SeriesKey key{s.metric_id, s.gpu.value_or(kHostGpu)};
-      if (!only.keeps(key)) continue;
       CARDIAC_TRY(read_legacy(db, key, from, to, out[key]));
     }
   }
-  CARDIAC_TRY(read_chunks(db, only, from, to, out));
-  CARDIAC_TRY(read_tail(db, only, from, to, out));
+  CARDIAC_TRY(read_chunks(db, nullptr, from, to, out));
+  CARDIAC_TRY(read_tail(db, nullptr, from, to, out));
   std::erase_if(out, [](const auto& kv) { return kv.second.empty(); });
   sort_series(out);
   return out;
-}
-
-}  // namespace
-
-Result<SeriesMap> read_all_series(const Db& db, TimeNs from, TimeNs to) {
-  return read_series_where(db, {}, from, to);
-}
-
-Result<SeriesMap> read_gpu_series(const Db& db, std::int64_t gpu, TimeNs from, TimeNs to) {
-  return read_series_where(db, {.key = {}, .gpu = gpu}, from, to);
 }
 
 Result<bool> has_raw_series(const Db& db, SeriesKey key) {
@@ -291,8 +266,7 @@ Result<bool> has_raw_series(const Db& db, SeriesKey key) {
   if (!row) return fail(std::move(row).error());
   if (*row && st->column_int64(0) != 0) return true;
   SeriesMap m;
-  CARDIAC_TRY(
-      read_tail(db, {.key = key, .gpu = {}}, std::numeric_limits<TimeNs>::min(), kAllTime, m));
+  CARDIAC_TRY(read_tail(db, &key, std::numeric_limits<TimeNs>::min(), kAllTime, m));
   return !m.empty() && !m.begin()->second.empty();
 }
 
@@ -311,7 +285,7 @@ Result<std::vector<std::int64_t>> gpus_with_raw_samples(const Db& db, TimeNs sin
     gpus.insert(st->column_int64(0));
   }
   SeriesMap tail;
-  CARDIAC_TRY(read_tail(db, {}, since, kAllTime, tail));
+  CARDIAC_TRY(read_tail(db, nullptr, since, kAllTime, tail));
   for (const auto& [key, points] : tail) {
     if (key.gpu != kHostGpu && !points.empty()) gpus.insert(key.gpu);
   }
@@ -339,7 +313,8 @@ Result<std::int64_t> count_raw_samples(const Db& db) {
 Result<std::int64_t> seal_tail_locked(Db& db, const SeriesMap& extra) {
   SeriesMap all = extra;
   std::int64_t last_segment = 0;
-  CARDIAC_TRY(read_tail(db, {}, std::numeric_limits<TimeNs>::min(), kAllTime, all, &last_segment));
+  CARDIAC_TRY(
+      read_tail(db, nullptr, std::numeric_limits<TimeNs>::min(), kAllTime, all, &last_segment));
   auto sealed = write_seal(db, all);
   if (!sealed) return fail(std::move(sealed).error());
   CARDIAC_TRY(db.exec("DELETE FROM sample_tail"));

@@ -37,11 +37,6 @@ using SeriesMap = std::map<SeriesKey, std::vector<Point>>;
 // Every series' points in [from, to), each ascending in time as read_series() gives them.
 [[nodiscard]] Result<SeriesMap> read_all_series(const Db& db, TimeNs from, TimeNs to);
 
-// The same for the series of one GPU (kHostGpu: the host's): what a caller that goes series
-// by series needs in memory at once, a ninth of read_all_series() on an 8-GPU node.
-[[nodiscard]] Result<SeriesMap> read_gpu_series(const Db& db, std::int64_t gpu, TimeNs from,
-                                                TimeNs to);
-
 // Whether any raw sample of `key` is stored, at any time.
 [[nodiscard]] Result<bool> has_raw_series(const Db& db, SeriesKey key);
 

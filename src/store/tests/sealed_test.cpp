@@ -251,45 +251,6 @@ TEST(StoreSealed, HistoryIsWhatTheSamplesTableGave) {
   }
 }
 
-TEST(StoreSealed, OneGpusSeriesAreThoseOfAllSeriesOnThatGpu) {
-  TempDir dir;
-  Db legacy = testing::open_test_store(dir, "legacy.db");
-  Db chunked = testing::open_test_store(dir, "chunked.db");
-  const auto samples = realistic_samples();
-  write_legacy_rows(legacy, samples);
-  write_through_writer(chunked, samples);
-  for (Db* db : {&legacy, &chunked}) {
-    SCOPED_TRACE(db->path());
-    // A range that starts and ends inside seals, and reaches into the tail.
-    const TimeNs from = kHour0 + 1234 * kNsPerSec;
-    const TimeNs to = kHour0 + 7150 * kNsPerSec;
-    auto all = read_all_series(*db, from, to);
-    ASSERT_TRUE(all) << all.error().what();
-    std::size_t seen = 0;
-    for (std::int64_t gpu : {std::int64_t{0}, std::int64_t{3}, kHostGpu, std::int64_t{5}}) {
-      auto one = read_gpu_series(*db, gpu, from, to);
-      ASSERT_TRUE(one) << one.error().what();
-      SeriesMap want;
-      for (const auto& [key, points] : *all) {
-        if (key.gpu == gpu) want[key] = points;
-      }
-      EXPECT_EQ(one->size(), want.size()) << "gpu " << gpu;
-      for (const auto& [key, points] : want) {
-        auto it = one->find(key);
-        ASSERT_NE(it, one->end()) << "gpu " << gpu << " metric " << key.metric_id;
-        ASSERT_EQ(it->second.size(), points.size());
-        for (std::size_t i = 0; i < points.size(); ++i) {
-          EXPECT_EQ(it->second[i].time, points[i].time);
-          EXPECT_EQ(it->second[i].value, points[i].value);
-        }
-      }
-      seen += one->size();
-    }
-    EXPECT_EQ(seen, all->size());  // 2 metrics on GPUs 0 and 3, the host's one, none on 5
-    EXPECT_EQ(seen, 5U);
-  }
-}
-
 TEST(StoreSealed, PreviousSchemaWithRowsMigratesAndKeepsItsHistory) {
   TempDir dir;
   const auto samples = realistic_samples();
