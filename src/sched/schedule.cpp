@@ -31,8 +31,39 @@ struct Ending {
 
 struct Plan {
   TimeNs start = 0;
+  TimeNs end = 0;  // the end time at which the job fits; start is the later of it and now
   Alloc alloc{};
 };
+
+// The reservation of a request that takes whole nodes (ClusterState::takes_whole_nodes):
+// the ends in the same order, counting the nodes they leave whole instead of releasing them
+// on the state. The inner nullopt: it never fits; the outer: a GPU's holders make counting
+// inexact, and `ends` (reordered) is left for the search below.
+std::optional<std::optional<Plan>> plan_whole_nodes(const ClusterState& state,
+                                                    std::vector<Ending>& ends, const Need& need,
+                                                    TimeNs now) {
+  auto later = [](const Ending& a, const Ending& b) {
+    return a.end != b.end ? a.end > b.end : a.seq > b.seq;
+  };
+  std::make_heap(ends.begin(), ends.end(), later);
+  detail::WholeNodes whole(state, need);
+  // The heap is ends[0, live); what was taken off it stays behind it.
+  for (auto live = ends.end(); live != ends.begin();) {
+    const TimeNs t = ends.front().end;
+    while (live != ends.begin() && ends.front().end == t) {
+      std::pop_heap(ends.begin(), live, later);
+      --live;
+      if (!whole.release(*live->alloc)) return std::nullopt;
+    }
+    if (whole.whole(detail::Phase::kAll) >= need.max_nodes) {
+      const detail::Phase p = whole.whole(detail::Phase::kOk) >= need.max_nodes
+                                  ? detail::Phase::kOk
+                                  : detail::Phase::kAll;
+      return Plan{.start = std::max(t, now), .end = t, .alloc = whole.pick(p, need.max_nodes)};
+    }
+  }
+  return std::optional<Plan>{};
+}
 
 // The head job's reservation: release running jobs in order of their expected end (start +
 // time limit) until the job fits; that time (the shadow time) and those GPUs are the
@@ -45,7 +76,10 @@ struct Plan {
 // fits is found by galloping then bisecting, a logarithmic number of searches instead of one
 // per end time.
 std::optional<Plan> plan_start(ClusterState& state, std::vector<Ending> ends, const Need& need,
-                               bool spread, TimeNs now) {
+                               bool spread, TimeNs now, bool whole_nodes = true) {
+  if (whole_nodes && state.takes_whole_nodes(need)) {
+    if (auto plan = plan_whole_nodes(state, ends, need, now)) return *plan;
+  }
   // The ends in order, taken from a heap as far as the search needs them: a request usually
   // fits after a few, and sorting every running job's end on each backfill pass cost more
   // than the search.
@@ -113,6 +147,7 @@ std::optional<Plan> plan_start(ClusterState& state, std::vector<Ending> ends, co
       ended.reserve(released);
       for (std::size_t k = 0; k < released; ++k) ended.push_back(sorted[k].alloc);
       plan = Plan{.start = std::max(sorted[released - 1].end, now),
+                  .end = sorted[released - 1].end,
                   .alloc = state.prefer_busy(need, *a, ended)};
     }
   }
@@ -129,6 +164,34 @@ std::vector<Ending> running_ends(const Cluster& cluster, const ClusterState& sta
         .end = r.start_time + r.time_limit, .seq = ends.size(), .alloc = &state.running()[i]});
   }
   return ends;
+}
+
+// The head's reservation, or the one the last backfill pass on this state planned when
+// nothing it depends on changed since (ClusterState::version) and the request is the same:
+// a pass after an arrival alone plans what the pass before planned. `add_ends` adds the ends
+// of the jobs started earlier in this pass (none when the version is unchanged).
+template <class AddEnds>
+std::optional<Plan> kept_or_planned(const Cluster& cluster, ClusterState& state, const Need& need,
+                                    bool spread, TimeNs now, AddEnds&& add_ends) {
+  std::optional<ClusterState::KeptPlan>& kept = state.kept_plan();
+  if (kept && kept->version == state.version() && kept->spread == spread &&
+      kept->need.gpus == need.gpus && kept->need.max_nodes == need.max_nodes &&
+      kept->need.memory == need.memory && kept->need.shared == need.shared &&
+      kept->need.allowed == need.allowed) {
+    return Plan{.start = std::max(kept->end, now), .end = kept->end, .alloc = kept->alloc};
+  }
+  std::vector<Ending> ends = running_ends(cluster, state);
+  add_ends(ends);
+  std::optional<Plan> plan = plan_start(state, std::move(ends), need, spread, now);
+  kept.reset();
+  if (plan) {
+    kept = ClusterState::KeptPlan{.version = state.version(),
+                                  .need = need,
+                                  .spread = spread,
+                                  .end = plan->end,
+                                  .alloc = plan->alloc};
+  }
+  return plan;
 }
 
 // Backfill behind the head: a request that found no GPUs finds none later in the pass either,
@@ -313,7 +376,8 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
     }
     shown = on;
   };
-  std::vector<std::pair<DurationNs, Alloc>> started;
+  // Before the head: each start's time limit and its allocation's place in out.allocs.
+  std::vector<std::pair<DurationNs, std::size_t>> started;
   NoFit nofit;
   // Behind the head: what the GPUs could still take, with the head's reserved GPUs shown
   // (for jobs done by the reservation) or hidden. Starts only take GPUs, so a job that asks
@@ -409,7 +473,7 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
       res.starts.push_back(Start{.job = job.id, .placement = state.to_placement(*a)});
       out.started.push_back(next);
       state.apply(*a);
-      if (!head) started.emplace_back(job.time_limit, *a);
+      if (!head) started.emplace_back(job.time_limit, out.allocs.size());
       out.allocs.push_back(std::move(*a));
       if (head) update_room();
       continue;
@@ -434,12 +498,15 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
       w.wait = Wait::kShortfall;
       continue;
     }
-    std::vector<Ending> ends = running_ends(cluster, state);
-    for (const auto& [limit, alloc] : started) {
-      if (limit > 0)
-        ends.push_back(Ending{.end = now + limit, .seq = ends.size(), .alloc = &alloc});
-    }
-    plan = plan_start(state, std::move(ends), need, policy.spread, now);
+    plan =
+        kept_or_planned(cluster, state, need, policy.spread, now, [&](std::vector<Ending>& ends) {
+          for (const auto& [limit, index] : started) {
+            if (limit > 0) {
+              ends.push_back(
+                  Ending{.end = now + limit, .seq = ends.size(), .alloc = &out.allocs[index]});
+            }
+          }
+        });
     if (!plan) {
       // Nothing may pass a job whose start cannot be planned: it would wait forever.
       blocker = at;
@@ -450,7 +517,7 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
     head = at;
     w.wait = Wait::kHead;
     res.reservation = std::make_pair(job.id, plan->start);
-    res.reserved = state.to_placement(plan->alloc);
+    if (policy.list_reserved) res.reserved = state.to_placement(plan->alloc);
     for (unsigned g : plan->alloc.gpus) {
       if (state.gpus()[g].usable && state.gpus()[g].exclusive == 0) hidden.push_back(g);
     }
@@ -505,6 +572,19 @@ ScheduleResult schedule(const Cluster& cluster, const std::vector<Job>& pending,
   return detail::run_pass(cluster, state, capacity, pending, usage, policy, now, finished_ok)
       .result;
 }
+
+namespace detail {
+
+std::optional<std::pair<TimeNs, Alloc>> plan_reservation(const Cluster& cluster,
+                                                         ClusterState& state, const Need& need,
+                                                         bool spread, TimeNs now,
+                                                         bool whole_nodes) {
+  auto plan = plan_start(state, running_ends(cluster, state), need, spread, now, whole_nodes);
+  if (!plan) return std::nullopt;
+  return std::make_pair(plan->start, std::move(plan->alloc));
+}
+
+}  // namespace detail
 
 std::optional<TimeNs> expected_start(const Cluster& cluster, const Job& job, TimeNs now) {
   ClusterState state(cluster);

@@ -182,6 +182,7 @@ void ClusterState::end_running(std::size_t i) {
 }
 
 void ClusterState::set_usable(unsigned g, bool usable, bool degraded) {
+  ++version_;
   const GpuSlot before = gpus_[g];
   gpus_[g].usable = usable;
   gpus_[g].degraded = degraded;
@@ -232,8 +233,7 @@ void ClusterState::update_gpu(unsigned g, const GpuSlot& before) {
 // The indexes move once per run of GPUs on one node, not once per GPU: a 4,096-GPU start or
 // end touches each bucket 512 times instead of 4,096. The sets end up the same either way.
 template <class Change>
-void ClusterState::change_each(const Alloc& a, Change&& change) {
-  const std::vector<unsigned>& gs = a.gpus;
+void ClusterState::change_each(const std::vector<unsigned>& gs, Change&& change) {
   for (std::size_t i = 0; i < gs.size();) {
     const unsigned n = node_of_[gs[i]];
     Delta d;
@@ -259,7 +259,8 @@ std::optional<std::uint64_t> ClusterState::most_shared_room() const {
 }
 
 void ClusterState::apply(const Alloc& a) {
-  change_each(a, [&](GpuSlot& s) {
+  ++version_;
+  change_each(a.gpus, [&](GpuSlot& s) {
     if (a.shared) {
       ++s.shared_jobs;
       s.shared_used += a.memory;
@@ -270,7 +271,8 @@ void ClusterState::apply(const Alloc& a) {
 }
 
 void ClusterState::release(const Alloc& a) {
-  change_each(a, [&](GpuSlot& s) {
+  ++version_;
+  change_each(a.gpus, [&](GpuSlot& s) {
     if (a.shared) {
       if (s.shared_jobs > 0) --s.shared_jobs;
       s.shared_used = s.shared_used > a.memory ? s.shared_used - a.memory : 0;
@@ -280,20 +282,14 @@ void ClusterState::release(const Alloc& a) {
   });
 }
 
+// Once per run of GPUs on one node, as change_each: a reservation's hidden GPUs come node by
+// node, and a backfill pass hides and shows them at least once.
 void ClusterState::unmask(const std::vector<unsigned>& gpus) {
-  for (unsigned g : gpus) {
-    const GpuSlot before = gpus_[g];
-    gpus_[g].usable = true;
-    update_gpu(g, before);
-  }
+  change_each(gpus, [](GpuSlot& s) { s.usable = true; });
 }
 
 void ClusterState::mask(const std::vector<unsigned>& gpus) {
-  for (unsigned g : gpus) {
-    const GpuSlot before = gpus_[g];
-    gpus_[g].usable = false;
-    update_gpu(g, before);
-  }
+  change_each(gpus, [](GpuSlot& s) { s.usable = false; });
 }
 
 void ClusterState::prefer(const std::vector<unsigned>& gpus, bool on) {
