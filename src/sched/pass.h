@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <unordered_set>
 #include <vector>
 
@@ -55,13 +56,13 @@ OrderedPass run_pass(const Cluster& cluster, ClusterState& state, Capacity& capa
                      const std::vector<Job>& pending, const Usage& usage,
                      const PolicyConfig& policy, TimeNs now, const std::vector<JobId>& finished_ok);
 
-// The head's reservation as a backfill pass plans it on `state` (which describes `cluster`):
-// when `need` first fits as the running jobs end by their limits, and on which GPUs; the
-// state is left as it came. `whole_nodes` false releases jobs on the state for every request,
-// never counting whole nodes beside it: the reference the tests hold that count to.
-std::optional<std::pair<TimeNs, Alloc>> plan_reservation(const Cluster& cluster,
-                                                         ClusterState& state, const Need& need,
-                                                         bool spread, TimeNs now,
-                                                         bool whole_nodes = true);
+// The head's reservation as a backfill pass plans it on `state`, from the running jobs'
+// ends: when `need` first fits as they end by their limits, and on which GPUs; the state is
+// left as it came. `whole_nodes` false releases jobs on the state for every request, never
+// counting whole nodes beside it: the reference the tests hold that count to. `hint`: an end
+// time the count sorts the ends up to first (any value gives the same reservation).
+std::optional<std::pair<TimeNs, Alloc>> plan_reservation(
+    ClusterState& state, const Need& need, bool spread, TimeNs now, bool whole_nodes = true,
+    TimeNs hint = std::numeric_limits<TimeNs>::min());
 
 }  // namespace cardiac::sched::detail

@@ -37,11 +37,17 @@ void take_grouped(const std::vector<GpuSlot>& gpus, std::vector<unsigned>& pool,
         break;
       }
     }
-    std::stable_sort(pool.begin(), pool.end(), [&](unsigned a, unsigned b) {
-      const int da = gpus[a].domain < 0 ? std::numeric_limits<int>::max() : gpus[a].domain;
-      const int db = gpus[b].domain < 0 ? std::numeric_limits<int>::max() : gpus[b].domain;
-      return da < db;
-    });
+    // A stable insertion sort by domain: a node's GPUs are few, and std::stable_sort's buffer
+    // was an allocation per pick.
+    auto domain = [&](unsigned g) {
+      return gpus[g].domain < 0 ? std::numeric_limits<int>::max() : gpus[g].domain;
+    };
+    for (std::size_t i = 1; i < pool.size(); ++i) {
+      const unsigned g = pool[i];
+      std::size_t j = i;
+      for (; j > 0 && domain(g) < domain(pool[j - 1]); --j) pool[j] = pool[j - 1];
+      pool[j] = g;
+    }
   }
   out.insert(out.end(), pool.begin(), pool.begin() + std::min<std::size_t>(n, pool.size()));
 }

@@ -143,8 +143,16 @@ unsigned ClusterState::flat_index(const NodeSlot& node, unsigned idx) const {
   return flat;
 }
 
+namespace {
+
+TimeNs end_of(const Running& r) {
+  return r.time_limit > 0 ? r.start_time + r.time_limit : kNoEnd;
+}
+
+}  // namespace
+
 Alloc ClusterState::alloc_of(const Running& r) const {
-  Alloc a{.gpus = {}, .shared = r.shared, .memory = r.gpu_memory};
+  Alloc a{.gpus = {}, .shared = r.shared, .memory = r.gpu_memory, .end = end_of(r)};
   for (const NodeGpus& ng : r.placement) {
     if (ng.node >= nodes_.size()) continue;
     const NodeSlot& node = nodes_[ng.node];
@@ -156,7 +164,7 @@ Alloc ClusterState::alloc_of(const Running& r) const {
 }
 
 bool ClusterState::same_alloc(const Running& r, const Alloc& a) const {
-  if (r.shared != a.shared || r.gpu_memory != a.memory) return false;
+  if (r.shared != a.shared || r.gpu_memory != a.memory || end_of(r) != a.end) return false;
   std::size_t k = 0;
   for (const NodeGpus& ng : r.placement) {
     if (ng.node >= nodes_.size()) continue;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -40,11 +41,17 @@ struct NodeSlot {
   std::uint64_t max_cap = 0;
 };
 
+// A running job's expected end when it has no time limit: never, as far as planning knows.
+inline constexpr TimeNs kNoEnd = std::numeric_limits<TimeNs>::max();
+
 // GPUs by flat index (ClusterState::gpus()), with how the job uses them.
 struct Alloc {
   std::vector<unsigned> gpus{};
   bool shared = false;
   std::uint64_t memory = 0;
+  // A running job's start + time limit (kNoEnd without a limit), kept here so that a
+  // reservation reads the ends from the state's own list rather than from every Running.
+  TimeNs end = kNoEnd;
 };
 
 struct Need {
@@ -83,7 +90,8 @@ class ClusterState {
   [[nodiscard]] bool fits(const Need& need) const;
   void apply(const Alloc& a);
   void release(const Alloc& a);
-  // A running job's GPUs by flat index (unknown nodes or GPUs left out); nothing is applied.
+  // A running job's GPUs by flat index (unknown nodes or GPUs left out) and its end; nothing
+  // is applied.
   [[nodiscard]] Alloc alloc_of(const Running& r) const;
   // Across passes (Session): records an allocation already applied as a running job, index-
   // aligned with the caller's Cluster::running; end_running releases one and moves the last
@@ -102,7 +110,8 @@ class ClusterState {
     ++version_;
     return std::move(running_);
   }
-  // Whether alloc_of(r) would equal `a` (GPUs in the same order), without building it.
+  // Whether alloc_of(r) would equal `a` (GPUs in the same order, the same end), without
+  // building it.
   [[nodiscard]] bool same_alloc(const Running& r, const Alloc& a) const;
   // The flat position of GPU index `idx` of `node`, or ~0u when the node has no such GPU.
   [[nodiscard]] unsigned flat_index(const NodeSlot& node, unsigned idx) const;

@@ -39,23 +39,34 @@ WholeNodes::~WholeNodes() {
 
 bool WholeNodes::release(const Alloc& a) {
   const unsigned c = s_.max_c_;
-  for (unsigned g : a.gpus) {
-    const GpuSlot& s = s_.gpus_[g];
-    // The job is the GPU's only holder, so its end frees the GPU (when usable).
-    if ((a.shared ? s.shared_jobs != 1 || s.exclusive != 0
-                  : s.exclusive != 1 || s.shared_jobs != 0)) {
-      return false;
+  const std::vector<unsigned>& gs = a.gpus;
+  // Node by node, as allocations come: one count update per run of a node's GPUs.
+  for (std::size_t i = 0; i < gs.size();) {
+    const unsigned n = s_.node_of_[gs[i]];
+    unsigned all = 0;
+    unsigned ok = 0;
+    for (; i < gs.size() && s_.node_of_[gs[i]] == n; ++i) {
+      const GpuSlot& s = s_.gpus_[gs[i]];
+      // The job is the GPU's only holder, so its end frees the GPU (when usable).
+      if ((a.shared ? s.shared_jobs != 1 || s.exclusive != 0
+                    : s.exclusive != 1 || s.shared_jobs != 0)) {
+        return false;
+      }
+      all += s.usable ? 1 : 0;
+      ok += s.usable && !s.degraded ? 1 : 0;
     }
-    if (!s.usable) continue;
-    const unsigned n = s_.node_of_[g];
-    if (need_.allowed != nullptr && !need_.allowed->contains(n)) continue;
+    if (all == 0 || (need_.allowed != nullptr && !need_.allowed->contains(n))) continue;
     const NodeSlot& node = s_.nodes_[n];
     if (s_.freed_[n] == 0) touched_.push_back(n);
-    if (node.free + ++s_.freed_[n] == c) {
+    const unsigned was = node.free + s_.freed_[n];
+    const unsigned was_ok = node.free_ok + s_.freed_ok_[n];
+    s_.freed_[n] = static_cast<std::uint16_t>(s_.freed_[n] + all);
+    s_.freed_ok_[n] = static_cast<std::uint16_t>(s_.freed_ok_[n] + ok);
+    if (was < c && was + all >= c) {
       ++whole_[1];
       became_.push_back(n);
     }
-    if (!s.degraded && node.free_ok + ++s_.freed_ok_[n] == c) ++whole_[0];
+    if (was_ok < c && was_ok + ok >= c) ++whole_[0];
   }
   return true;
 }
@@ -75,11 +86,14 @@ Alloc WholeNodes::pick(Phase p, unsigned k) const {
       nodes.push_back(n);
     }
   }
+  if (ncls > 1) std::sort(nodes.begin(), nodes.end());  // one class's come in order
   // Not whole now, so in no bucket of that level yet.
+  const auto now_whole = static_cast<std::ptrdiff_t>(nodes.size());
   for (unsigned n : became_) {
     if (p == Phase::kAll || s_.nodes_[n].free_ok + s_.freed_ok_[n] == c) nodes.push_back(n);
   }
-  std::sort(nodes.begin(), nodes.end());
+  std::sort(nodes.begin() + now_whole, nodes.end());
+  std::inplace_merge(nodes.begin(), nodes.begin() + now_whole, nodes.end());
   nodes.resize(std::min<std::size_t>(nodes.size(), k));
   Alloc a{.gpus = {}, .shared = false, .memory = need_.memory};
   a.gpus.reserve(static_cast<std::size_t>(k) * c);

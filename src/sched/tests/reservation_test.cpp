@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <random>
 
+#include "sched/kept_order.h"
 #include "sched/pass.h"
 #include "sched/session.h"
 #include "sched/state.h"
@@ -111,8 +113,11 @@ TEST(ReservationProperty, WholeNodeCountsPlanWhatReleasingPlans) {
       const detail::Need need = state.need_of(job);
       ASSERT_TRUE(state.takes_whole_nodes(need)) << "seed " << seed;
       for (bool spread : {false, true}) {
-        auto counted_plan = detail::plan_reservation(cluster, state, need, spread, kNow, true);
-        auto released_plan = detail::plan_reservation(cluster, state, need, spread, kNow, false);
+        // Any hint gives the same reservation: none, or an end time before or after it.
+        const TimeNs hint = pick(3) == 0 ? std::numeric_limits<TimeNs>::min()
+                                         : kNow + static_cast<TimeNs>(pick(1200)) * kMin;
+        auto counted_plan = detail::plan_reservation(state, need, spread, kNow, true, hint);
+        auto released_plan = detail::plan_reservation(state, need, spread, kNow, false);
         ASSERT_EQ(counted_plan.has_value(), released_plan.has_value())
             << "seed " << seed << " head " << head;
         if (counted_plan) {
@@ -195,6 +200,30 @@ TEST(ReservationProperty, KeptReservationsEqualFreshOnes) {
     }
   }
   EXPECT_GT(kept, 1000u);  // the same head across passes, so reuse was tried
+}
+
+// The live queue hands over its cluster afresh each pass: a running job whose time limit
+// grew (scontrol update) while nothing else changed moves the reservation with it.
+TEST(Reservation, ALongerTimeLimitMovesTheLiveQueuesReservation) {
+  Cluster cluster = testing::make_cluster(2, 8);
+  cluster.running.push_back(
+      testing::make_running(1, 0, {0, 1, 2, 3, 4, 5, 6, 7}, 2 * kHour, kNow - kHour));
+  cluster.running.push_back(
+      testing::make_running(2, 1, {0, 1, 2, 3, 4, 5, 6, 7}, 3 * kHour, kNow - kHour));
+  Job head = testing::make_job(10, 16);
+  head.nodes = 2;
+  head.time_limit = kHour;
+  const std::vector<Job> pending{head};
+  const PolicyConfig policy = testing::policy_of("backfill");
+  KeptOrder kept(0);
+  for (DurationNs limit : {3 * kHour, 3 * kHour, 5 * kHour, 5 * kHour}) {
+    cluster.running[1].time_limit = limit;
+    const ScheduleResult got = kept.pass(cluster, pending, {}, policy, kNow);
+    ASSERT_TRUE(got.reservation.has_value());
+    EXPECT_EQ(got.reservation->second, kNow - kHour + limit);
+    EXPECT_EQ(got.reservation, schedule(cluster, pending, {}, policy, kNow).reservation);
+  }
+  EXPECT_EQ(kept.rebuilds(), 1u);  // kept between passes, not rebuilt
 }
 
 TEST(Reservation, OnlyExclusiveWholeNodeRequestsAreCounted) {
