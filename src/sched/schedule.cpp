@@ -387,7 +387,8 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
   // or hidden only when the next job needs the other view, so a run of jobs needing the same
   // view does not pay for a mask and an unmask each.
   std::vector<unsigned> hidden;
-  bool shown = true;  // hidden GPUs usable on `state`, as it came
+  bool shown = true;       // hidden GPUs usable on `state`, as it came
+  bool preferred = false;  // hidden GPUs marked as preferred on `state`
   auto show = [&](bool on) {
     if (on == shown) return;
     if (on) {
@@ -411,6 +412,16 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
   std::map<std::tuple<unsigned, unsigned, std::uint64_t, bool, const NodeSet*>, bool> fits_shown;
   auto update_room = [&] {
     fits_shown.clear();
+    if (shown && !state.any_shared()) {
+      // Without shared GPUs the hidden view's room is a count, found without hiding them:
+      // many passes read no further than the head, and a mask and an unmask of a
+      // reservation's idle GPUs was most of what they cost.
+      unsigned hidden_free = 0;
+      for (unsigned g : hidden) hidden_free += state.gpus()[g].is_free() ? 1 : 0;
+      room_shown = Room{.free = state.any_free(), .shared = std::nullopt};
+      room_hidden = Room{.free = state.free_count() > hidden_free, .shared = std::nullopt};
+      return;
+    }
     show(false);
     room_hidden = Room{.free = state.any_free(), .shared = state.most_shared_room()};
     room_shown = room_hidden;
@@ -488,7 +499,16 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
       w.wait = reserved_or_short(need);
       continue;
     }
-    if (head) show(done_in_time);
+    if (head) {
+      show(done_in_time);
+      // A job done by the reservation goes onto the hidden GPUs first: the GPUs outside the
+      // reservation are the only ones a job running past it may take. Only a search with
+      // them shown reads the preference.
+      if (done_in_time && !preferred) {
+        state.prefer(hidden, true);
+        preferred = true;
+      }
+    }
     std::optional<Alloc> a = state.find(need, policy.spread);
     if (a) {
       res.starts.push_back(Start{.job = job.id, .placement = state.to_placement(*a)});
@@ -541,14 +561,10 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
     for (unsigned g : plan->alloc.gpus) {
       if (state.gpus()[g].usable && state.gpus()[g].exclusive == 0) hidden.push_back(g);
     }
-    show(false);
-    // A job done by the reservation goes onto these first: the GPUs outside the reservation
-    // are the only ones a job running past it may take.
-    state.prefer(hidden, true);
     update_room();
   }
   show(true);
-  state.prefer(hidden, false);
+  if (preferred) state.prefer(hidden, false);
 
   if (policy.explain) {
     ReasonsBuilder::fill(cluster, state,

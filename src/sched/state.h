@@ -157,6 +157,9 @@ class ClusterState {
   [[nodiscard]] unsigned node_of(unsigned gpu) const { return node_of_[gpu]; }
   // Whether a GPU is free (usable, nothing on it): without one, no exclusive job fits.
   [[nodiscard]] bool any_free() const { return free_gpus_ > 0; }
+  [[nodiscard]] unsigned free_count() const { return free_gpus_; }
+  // Whether some usable GPU holds shared work.
+  [[nodiscard]] bool any_shared() const { return !shared_nodes_.empty(); }
   // The most memory a shared job could declare on a GPU that only shared jobs use (a scan of
   // the nodes holding shared work); nullopt when there is no such GPU.
   [[nodiscard]] std::optional<std::uint64_t> most_shared_room() const;
