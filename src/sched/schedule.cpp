@@ -90,7 +90,7 @@ std::optional<std::optional<Plan>> plan_whole_nodes(const ClusterState& state,
 // times released: for a shared job (each search a scan of the shared nodes) the first that
 // fits is found by galloping then bisecting, a logarithmic number of searches instead of one
 // per end time.
-std::optional<Plan> plan_start(ClusterState& state, std::vector<Ending> ends, const Need& need,
+std::optional<Plan> plan_start(ClusterState& state, std::vector<Ending>& ends, const Need& need,
                                bool spread, TimeNs now, bool whole_nodes = true,
                                TimeNs hint = std::numeric_limits<TimeNs>::min()) {
   if (whole_nodes && state.takes_whole_nodes(need)) {
@@ -174,14 +174,13 @@ std::optional<Plan> plan_start(ClusterState& state, std::vector<Ending> ends, co
 // The running jobs' ends, from the state's allocations (Alloc::end, index-aligned with
 // Cluster::running): a walk over every Running for two fields was a tenth of a 100,000-GPU
 // backfill year.
-std::vector<Ending> running_ends(const ClusterState& state) {
-  std::vector<Ending> ends;
+void running_ends(const ClusterState& state, std::vector<Ending>& ends) {
+  ends.clear();
   ends.reserve(state.running().size());
   for (const Alloc& a : state.running()) {
     if (a.end == detail::kNoEnd) continue;  // never frees its GPUs as far as planning knows
     ends.push_back(Ending{.end = a.end, .seq = ends.size(), .alloc = &a});
   }
-  return ends;
 }
 
 // The head's reservation, or the one the last backfill pass on this state planned when
@@ -199,10 +198,13 @@ std::optional<Plan> kept_or_planned(ClusterState& state, const Need& need, bool 
   if (same_request && kept->version == state.version()) {
     return Plan{.start = std::max(kept->end, now), .end = kept->end, .alloc = kept->alloc};
   }
-  std::vector<Ending> ends = running_ends(state);
+  // Kept between passes: every running job's end, a vector allocated afresh for each plan,
+  // was a large allocation (and the allocator consolidating its free lists) per backfill pass.
+  thread_local std::vector<Ending> ends;
+  running_ends(state, ends);
   add_ends(ends);
   std::optional<Plan> plan =
-      plan_start(state, std::move(ends), need, spread, now, true,
+      plan_start(state, ends, need, spread, now, true,
                  same_request ? kept->end : std::numeric_limits<TimeNs>::min());
   kept.reset();
   if (plan) {
@@ -614,7 +616,9 @@ namespace detail {
 std::optional<std::pair<TimeNs, Alloc>> plan_reservation(ClusterState& state, const Need& need,
                                                          bool spread, TimeNs now, bool whole_nodes,
                                                          TimeNs hint) {
-  auto plan = plan_start(state, running_ends(state), need, spread, now, whole_nodes, hint);
+  std::vector<Ending> ends;
+  running_ends(state, ends);
+  auto plan = plan_start(state, ends, need, spread, now, whole_nodes, hint);
   if (!plan) return std::nullopt;
   return std::make_pair(plan->start, std::move(plan->alloc));
 }
@@ -625,7 +629,9 @@ std::optional<TimeNs> expected_start(const Cluster& cluster, const Job& job, Tim
   ClusterState state(cluster);
   const Need need = state.need_of(job);
   if (state.find(need, false)) return now;
-  auto plan = plan_start(state, running_ends(state), need, false, now);
+  std::vector<Ending> ends;
+  running_ends(state, ends);
+  auto plan = plan_start(state, ends, need, false, now);
   if (!plan) return std::nullopt;
   return plan->start;
 }
