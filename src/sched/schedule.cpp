@@ -560,6 +560,7 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
     w.wait = Wait::kHead;
     res.reservation = std::make_pair(job.id, plan->start);
     if (policy.list_reserved) res.reserved = state.to_placement(plan->alloc);
+    hidden.reserve(plan->alloc.gpus.size());
     for (unsigned g : plan->alloc.gpus) {
       if (state.gpus()[g].usable && state.gpus()[g].exclusive == 0) hidden.push_back(g);
     }

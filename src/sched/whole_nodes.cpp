@@ -75,6 +75,7 @@ Alloc WholeNodes::pick(Phase p, unsigned k) const {
   const unsigned c = s_.max_c_;
   // As pick_nodes takes them: the first k of the level with every GPU free, by index.
   std::vector<unsigned> nodes;
+  nodes.reserve(k + became_.size());
   const unsigned ncls = s_.classes_for(need_.memory);
   for (unsigned cls = 0; cls < ncls; ++cls) {
     const NodeSet& b = s_.bucket(p, cls, c);
