@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "sched/capacity.h"
@@ -55,6 +57,20 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
 OrderedPass run_pass(const Cluster& cluster, ClusterState& state, Capacity& capacity,
                      const std::vector<Job>& pending, const Usage& usage,
                      const PolicyConfig& policy, TimeNs now, const std::vector<JobId>& finished_ok);
+
+// The backfill head's reservation (reservation.cpp).
+struct Plan {
+  TimeNs start = 0;
+  TimeNs end = 0;  // the end time at which the job fits; start is the later of it and now
+  Alloc alloc{};
+};
+
+// The head's reservation for `need` on `state`, from the running jobs' ends and `started`
+// (the ends and allocations of jobs started earlier in this pass), or the one the last
+// backfill pass on this state planned when the state's version and the request are the same.
+// The state is left as it came.
+std::optional<Plan> reserve(ClusterState& state, const Need& need, bool spread, TimeNs now,
+                            const std::vector<std::pair<TimeNs, const Alloc*>>& started);
 
 // The head's reservation as a backfill pass plans it on `state`, from the running jobs'
 // ends: when `need` first fits as they end by their limits, and on which GPUs; the state is
