@@ -32,6 +32,13 @@ void sort_descending(std::vector<unsigned>& v) {
   }
 }
 
+// Spread over fewer nodes than this, `gpus` put more on a node than the largest holds: the
+// first node count the even-spreading checks can accept (a 4,096-GPU job on nodes of 8 starts
+// at 512 instead of trying every count below on every pass).
+std::size_t fewest_nodes(unsigned gpus, unsigned largest) {
+  return std::size_t{gpus} / (std::size_t{largest} + 1) + 1;
+}
+
 }  // namespace
 
 const Capacity::Counts& Capacity::counts(std::uint64_t memory,
@@ -105,7 +112,7 @@ std::string Capacity::impossible(const Job& job) {
   }
   const std::size_t k = std::min<std::size_t>({max_nodes, c.per_node.size(), job.gpus});
   // Even spreading: the k-th largest node must take its share too.
-  for (std::size_t n = 1; n <= k; ++n) {
+  for (std::size_t n = fewest_nodes(job.gpus, c.per_node.front()); n <= k; ++n) {
     const unsigned q = job.gpus / static_cast<unsigned>(n);
     const unsigned r = job.gpus % static_cast<unsigned>(n);
     const bool ok = c.per_node[n - 1] >= q && (r == 0 || c.per_node[r - 1] >= q + 1);
@@ -160,7 +167,7 @@ std::string Capacity::unhealthy(const Job& job) {
   if (max_nodes == 1 && job.gpus <= largest) return {};
   if (max_nodes > 1) {
     const std::size_t k = std::min<std::size_t>({max_nodes, c.per_node.size(), job.gpus});
-    for (std::size_t n = 1; n <= k; ++n) {
+    for (std::size_t n = fewest_nodes(job.gpus, largest); n <= k; ++n) {
       const unsigned q = job.gpus / static_cast<unsigned>(n);
       const unsigned r = job.gpus % static_cast<unsigned>(n);
       if (c.per_node[n - 1] >= q && (r == 0 || c.per_node[r - 1] >= q + 1)) return {};

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
+#include <optional>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "sched/capacity.h"
@@ -54,5 +57,28 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
 OrderedPass run_pass(const Cluster& cluster, ClusterState& state, Capacity& capacity,
                      const std::vector<Job>& pending, const Usage& usage,
                      const PolicyConfig& policy, TimeNs now, const std::vector<JobId>& finished_ok);
+
+// The backfill head's reservation (reservation.cpp).
+struct Plan {
+  TimeNs start = 0;
+  TimeNs end = 0;  // the end time at which the job fits; start is the later of it and now
+  Alloc alloc{};
+};
+
+// The head's reservation for `need` on `state`, from the running jobs' ends and `started`
+// (the ends and allocations of jobs started earlier in this pass), or the one the last
+// backfill pass on this state planned when the state's version and the request are the same.
+// The state is left as it came.
+std::optional<Plan> reserve(ClusterState& state, const Need& need, bool spread, TimeNs now,
+                            const std::vector<std::pair<TimeNs, const Alloc*>>& started);
+
+// The head's reservation as a backfill pass plans it on `state`, from the running jobs'
+// ends: when `need` first fits as they end by their limits, and on which GPUs; the state is
+// left as it came. `whole_nodes` false releases jobs on the state for every request, never
+// counting whole nodes beside it: the reference the tests hold that count to. `hint`: an end
+// time the count sorts the ends up to first (any value gives the same reservation).
+std::optional<std::pair<TimeNs, Alloc>> plan_reservation(
+    ClusterState& state, const Need& need, bool spread, TimeNs now, bool whole_nodes = true,
+    TimeNs hint = std::numeric_limits<TimeNs>::min());
 
 }  // namespace cardiac::sched::detail

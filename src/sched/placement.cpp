@@ -37,11 +37,17 @@ void take_grouped(const std::vector<GpuSlot>& gpus, std::vector<unsigned>& pool,
         break;
       }
     }
-    std::stable_sort(pool.begin(), pool.end(), [&](unsigned a, unsigned b) {
-      const int da = gpus[a].domain < 0 ? std::numeric_limits<int>::max() : gpus[a].domain;
-      const int db = gpus[b].domain < 0 ? std::numeric_limits<int>::max() : gpus[b].domain;
-      return da < db;
-    });
+    // A stable insertion sort by domain: a node's GPUs are few, and std::stable_sort's buffer
+    // was an allocation per pick.
+    auto domain = [&](unsigned g) {
+      return gpus[g].domain < 0 ? std::numeric_limits<int>::max() : gpus[g].domain;
+    };
+    for (std::size_t i = 1; i < pool.size(); ++i) {
+      const unsigned g = pool[i];
+      std::size_t j = i;
+      for (; j > 0 && domain(g) < domain(pool[j - 1]); --j) pool[j] = pool[j - 1];
+      pool[j] = g;
+    }
   }
   out.insert(out.end(), pool.begin(), pool.begin() + std::min<std::size_t>(n, pool.size()));
 }
@@ -164,6 +170,7 @@ std::optional<Alloc> ClusterState::find_single(const Need& need, bool spread) co
   for (Phase p : {Phase::kOk, Phase::kAll}) {
     if (auto n = best_single(p, need, spread)) {
       Alloc a{.gpus = {}, .shared = need.shared, .memory = need.memory};
+      a.gpus.reserve(need.gpus);
       choose_gpus(*n, need.gpus, p, need, a.gpus);
       return a;
     }
@@ -203,6 +210,7 @@ std::optional<Alloc> ClusterState::find_shared(const Need& need, bool spread) co
     }
     if (best != NodeSet::kNone) {
       Alloc a{.gpus = {}, .shared = true, .memory = need.memory};
+      a.gpus.reserve(need.gpus);
       choose_gpus(best, need.gpus, p, need, a.gpus);
       return a;
     }
@@ -306,6 +314,7 @@ std::optional<Alloc> ClusterState::find_multi(const Need& need, bool spread) con
   const unsigned r = need.gpus % k;
   const std::vector<unsigned> nodes = pick_nodes(shape->phase, need, k, spread, shape->scanned);
   Alloc a{.gpus = {}, .shared = false, .memory = need.memory};
+  a.gpus.reserve(need.gpus);  // one allocation, not one per node appended
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     choose_gpus(nodes[i], i < r ? q + 1 : q, shape->phase, need, a.gpus);
   }
@@ -345,6 +354,7 @@ std::optional<Alloc> ClusterState::find_multi_scan(const Need& need, bool spread
       }
       if (picked.size() < k) continue;
       Alloc a{.gpus = {}, .shared = true, .memory = need.memory};
+      a.gpus.reserve(need.gpus);
       for (std::size_t i = 0; i < picked.size(); ++i) {
         choose_gpus(picked[i], i < r ? q + 1 : q, p == 0 ? Phase::kOk : Phase::kAll, need, a.gpus);
       }
@@ -373,6 +383,7 @@ Alloc ClusterState::prefer_busy(const Need& need, const Alloc& found,
   if (busy.empty()) return found;
   prefer(busy, true);
   Alloc a{.gpus = {}, .shared = found.shared, .memory = found.memory};
+  a.gpus.reserve(found.gpus.size());
   if (need.shared || need.max_nodes > 1) {
     // The placement's nodes, busy GPUs first on each.
     std::vector<std::pair<unsigned, unsigned>> per_node;  // (node, GPUs)

@@ -20,116 +20,9 @@ namespace {
 using detail::Alloc;
 using detail::ClusterState;
 using detail::Need;
+using detail::Plan;
 
 using detail::Wait;
-
-struct Ending {
-  TimeNs end = 0;
-  std::size_t seq = 0;
-  const Alloc* alloc = nullptr;
-};
-
-struct Plan {
-  TimeNs start = 0;
-  Alloc alloc{};
-};
-
-// The head job's reservation: release running jobs in order of their expected end (start +
-// time limit) until the job fits; that time (the shadow time) and those GPUs are the
-// reservation, chosen among the GPUs free then to take as few as possible of those idle now:
-// an idle GPU outside the reservation may take a job that runs past it. The releases
-// are made on `state` itself and undone before returning (apply is release's exact inverse):
-// a copy of the whole cluster for every plan was most of a backfill pass at 100,000 GPUs.
-// Releasing more only frees GPUs, so whether the job fits is monotone in the number of end
-// times released: for a shared job (each search a scan of the shared nodes) the first that
-// fits is found by galloping then bisecting, a logarithmic number of searches instead of one
-// per end time.
-std::optional<Plan> plan_start(ClusterState& state, std::vector<Ending> ends, const Need& need,
-                               bool spread, TimeNs now) {
-  // The ends in order, taken from a heap as far as the search needs them: a request usually
-  // fits after a few, and sorting every running job's end on each backfill pass cost more
-  // than the search.
-  auto later = [](const Ending& a, const Ending& b) {
-    return a.end != b.end ? a.end > b.end : a.seq > b.seq;
-  };
-  std::make_heap(ends.begin(), ends.end(), later);
-  std::vector<Ending> sorted;
-  sorted.reserve(ends.size());
-  // bounds[g]: how many ends are released once the g-th distinct end time is reached.
-  std::vector<std::size_t> bounds;
-  // Whether the g-th distinct end time exists; takes the ends up to it off the heap.
-  auto group = [&](std::size_t g) {
-    while (bounds.size() <= g && !ends.empty()) {
-      const TimeNs t = ends.front().end;
-      while (!ends.empty() && ends.front().end == t) {
-        std::pop_heap(ends.begin(), ends.end(), later);
-        sorted.push_back(ends.back());
-        ends.pop_back();
-      }
-      bounds.push_back(sorted.size());
-    }
-    return g < bounds.size();
-  };
-  std::size_t released = 0;
-  auto release_to = [&](std::size_t k) {
-    for (; released < k; ++released) state.release(*sorted[released].alloc);
-    while (released > k) state.apply(*sorted[--released].alloc);
-  };
-  auto fits_after = [&](std::size_t g) {
-    release_to(bounds[g]);
-    return state.fits(need);
-  };
-  // The first group after which it fits lies in (bad, good]; bad = -1 stands for none.
-  std::ptrdiff_t bad = -1;
-  std::optional<std::size_t> good;
-  // Exclusive requests are a few index lookups each: tried at every end time, they cost less
-  // than the extra releases of a gallop (even a multi-node one: galloping made the
-  // 100,000-GPU backfill year slower). A shared request scans the shared nodes.
-  const bool gallop = need.shared;
-  for (std::size_t step = 1, g = 0; group(g); step = gallop ? step * 2 : 1) {
-    if (fits_after(g)) {
-      good = g;
-      break;
-    }
-    bad = static_cast<std::ptrdiff_t>(g);
-    g += step;
-    // Past the last end time: try the last one, unless it was just tried.
-    if (!group(g) && static_cast<std::size_t>(bad) + 1 < bounds.size()) g = bounds.size() - 1;
-  }
-  std::optional<Plan> plan;
-  if (good) {
-    while (static_cast<std::ptrdiff_t>(*good) - bad > 1) {
-      const std::size_t mid =
-          static_cast<std::size_t>(bad + (static_cast<std::ptrdiff_t>(*good) - bad) / 2);
-      if (fits_after(mid)) {
-        good = mid;
-      } else {
-        bad = static_cast<std::ptrdiff_t>(mid);
-      }
-    }
-    release_to(bounds[*good]);
-    if (auto a = state.find(need, spread)) {
-      std::vector<const Alloc*> ended;
-      ended.reserve(released);
-      for (std::size_t k = 0; k < released; ++k) ended.push_back(sorted[k].alloc);
-      plan = Plan{.start = std::max(sorted[released - 1].end, now),
-                  .alloc = state.prefer_busy(need, *a, ended)};
-    }
-  }
-  release_to(0);
-  return plan;
-}
-
-std::vector<Ending> running_ends(const Cluster& cluster, const ClusterState& state) {
-  std::vector<Ending> ends;
-  for (std::size_t i = 0; i < cluster.running.size(); ++i) {
-    const Running& r = cluster.running[i];
-    if (r.time_limit <= 0) continue;  // never frees its GPUs as far as planning knows
-    ends.push_back(Ending{
-        .end = r.start_time + r.time_limit, .seq = ends.size(), .alloc = &state.running()[i]});
-  }
-  return ends;
-}
 
 // Backfill behind the head: a request that found no GPUs finds none later in the pass either,
 // since the jobs started meanwhile only take GPUs; nor does one asking as much or more memory
@@ -303,7 +196,8 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
   // or hidden only when the next job needs the other view, so a run of jobs needing the same
   // view does not pay for a mask and an unmask each.
   std::vector<unsigned> hidden;
-  bool shown = true;  // hidden GPUs usable on `state`, as it came
+  bool shown = true;       // hidden GPUs usable on `state`, as it came
+  bool preferred = false;  // hidden GPUs marked as preferred on `state`
   auto show = [&](bool on) {
     if (on == shown) return;
     if (on) {
@@ -313,7 +207,8 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
     }
     shown = on;
   };
-  std::vector<std::pair<DurationNs, Alloc>> started;
+  // Before the head: each start's time limit and its allocation's place in out.allocs.
+  std::vector<std::pair<DurationNs, std::size_t>> started;
   NoFit nofit;
   // Behind the head: what the GPUs could still take, with the head's reserved GPUs shown
   // (for jobs done by the reservation) or hidden. Starts only take GPUs, so a job that asks
@@ -326,6 +221,16 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
   std::map<std::tuple<unsigned, unsigned, std::uint64_t, bool, const NodeSet*>, bool> fits_shown;
   auto update_room = [&] {
     fits_shown.clear();
+    if (shown && !state.any_shared()) {
+      // Without shared GPUs the hidden view's room is a count, found without hiding them:
+      // many passes read no further than the head, and a mask and an unmask of a
+      // reservation's idle GPUs was most of what they cost.
+      unsigned hidden_free = 0;
+      for (unsigned g : hidden) hidden_free += state.gpus()[g].is_free() ? 1 : 0;
+      room_shown = Room{.free = state.any_free(), .shared = std::nullopt};
+      room_hidden = Room{.free = state.free_count() > hidden_free, .shared = std::nullopt};
+      return;
+    }
     show(false);
     room_hidden = Room{.free = state.any_free(), .shared = state.most_shared_room()};
     room_shown = room_hidden;
@@ -403,13 +308,22 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
       w.wait = reserved_or_short(need);
       continue;
     }
-    if (head) show(done_in_time);
+    if (head) {
+      show(done_in_time);
+      // A job done by the reservation goes onto the hidden GPUs first: the GPUs outside the
+      // reservation are the only ones a job running past it may take. Only a search with
+      // them shown reads the preference.
+      if (done_in_time && !preferred) {
+        state.prefer(hidden, true);
+        preferred = true;
+      }
+    }
     std::optional<Alloc> a = state.find(need, policy.spread);
     if (a) {
       res.starts.push_back(Start{.job = job.id, .placement = state.to_placement(*a)});
       out.started.push_back(next);
       state.apply(*a);
-      if (!head) started.emplace_back(job.time_limit, *a);
+      if (!head) started.emplace_back(job.time_limit, out.allocs.size());
       out.allocs.push_back(std::move(*a));
       if (head) update_room();
       continue;
@@ -434,12 +348,11 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
       w.wait = Wait::kShortfall;
       continue;
     }
-    std::vector<Ending> ends = running_ends(cluster, state);
-    for (const auto& [limit, alloc] : started) {
-      if (limit > 0)
-        ends.push_back(Ending{.end = now + limit, .seq = ends.size(), .alloc = &alloc});
+    std::vector<std::pair<TimeNs, const Alloc*>> started_ends;
+    for (const auto& [limit, index] : started) {
+      if (limit > 0) started_ends.emplace_back(now + limit, &out.allocs[index]);
     }
-    plan = plan_start(state, std::move(ends), need, policy.spread, now);
+    plan = detail::reserve(state, need, policy.spread, now, started_ends);
     if (!plan) {
       // Nothing may pass a job whose start cannot be planned: it would wait forever.
       blocker = at;
@@ -450,18 +363,15 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
     head = at;
     w.wait = Wait::kHead;
     res.reservation = std::make_pair(job.id, plan->start);
-    res.reserved = state.to_placement(plan->alloc);
+    if (policy.list_reserved) res.reserved = state.to_placement(plan->alloc);
+    hidden.reserve(plan->alloc.gpus.size());
     for (unsigned g : plan->alloc.gpus) {
       if (state.gpus()[g].usable && state.gpus()[g].exclusive == 0) hidden.push_back(g);
     }
-    show(false);
-    // A job done by the reservation goes onto these first: the GPUs outside the reservation
-    // are the only ones a job running past it may take.
-    state.prefer(hidden, true);
     update_room();
   }
   show(true);
-  state.prefer(hidden, false);
+  if (preferred) state.prefer(hidden, false);
 
   if (policy.explain) {
     ReasonsBuilder::fill(cluster, state,
@@ -510,9 +420,9 @@ std::optional<TimeNs> expected_start(const Cluster& cluster, const Job& job, Tim
   ClusterState state(cluster);
   const Need need = state.need_of(job);
   if (state.find(need, false)) return now;
-  auto plan = plan_start(state, running_ends(cluster, state), need, false, now);
+  auto plan = detail::plan_reservation(state, need, false, now);
   if (!plan) return std::nullopt;
-  return plan->start;
+  return plan->first;
 }
 
 }  // namespace cardiac::sched

@@ -69,6 +69,7 @@ struct Session::Impl {
                 .start_time = now,
                 .time_limit = j.time_limit};
       // The pass applied the allocation already; the state only needs to know it is running.
+      pass.allocs[i].end = j.time_limit > 0 ? now + j.time_limit : detail::kNoEnd;
       state.adopt(std::move(pass.allocs[i]));
       at.set(j.id, cluster.running.size());
       cluster.running.push_back(std::move(r));

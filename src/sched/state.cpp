@@ -143,8 +143,16 @@ unsigned ClusterState::flat_index(const NodeSlot& node, unsigned idx) const {
   return flat;
 }
 
+namespace {
+
+TimeNs end_of(const Running& r) {
+  return r.time_limit > 0 ? r.start_time + r.time_limit : kNoEnd;
+}
+
+}  // namespace
+
 Alloc ClusterState::alloc_of(const Running& r) const {
-  Alloc a{.gpus = {}, .shared = r.shared, .memory = r.gpu_memory};
+  Alloc a{.gpus = {}, .shared = r.shared, .memory = r.gpu_memory, .end = end_of(r)};
   for (const NodeGpus& ng : r.placement) {
     if (ng.node >= nodes_.size()) continue;
     const NodeSlot& node = nodes_[ng.node];
@@ -156,7 +164,7 @@ Alloc ClusterState::alloc_of(const Running& r) const {
 }
 
 bool ClusterState::same_alloc(const Running& r, const Alloc& a) const {
-  if (r.shared != a.shared || r.gpu_memory != a.memory) return false;
+  if (r.shared != a.shared || r.gpu_memory != a.memory || end_of(r) != a.end) return false;
   std::size_t k = 0;
   for (const NodeGpus& ng : r.placement) {
     if (ng.node >= nodes_.size()) continue;
@@ -182,6 +190,7 @@ void ClusterState::end_running(std::size_t i) {
 }
 
 void ClusterState::set_usable(unsigned g, bool usable, bool degraded) {
+  ++version_;
   const GpuSlot before = gpus_[g];
   gpus_[g].usable = usable;
   gpus_[g].degraded = degraded;
@@ -232,8 +241,7 @@ void ClusterState::update_gpu(unsigned g, const GpuSlot& before) {
 // The indexes move once per run of GPUs on one node, not once per GPU: a 4,096-GPU start or
 // end touches each bucket 512 times instead of 4,096. The sets end up the same either way.
 template <class Change>
-void ClusterState::change_each(const Alloc& a, Change&& change) {
-  const std::vector<unsigned>& gs = a.gpus;
+void ClusterState::change_each(const std::vector<unsigned>& gs, Change&& change) {
   for (std::size_t i = 0; i < gs.size();) {
     const unsigned n = node_of_[gs[i]];
     Delta d;
@@ -259,7 +267,8 @@ std::optional<std::uint64_t> ClusterState::most_shared_room() const {
 }
 
 void ClusterState::apply(const Alloc& a) {
-  change_each(a, [&](GpuSlot& s) {
+  ++version_;
+  change_each(a.gpus, [&](GpuSlot& s) {
     if (a.shared) {
       ++s.shared_jobs;
       s.shared_used += a.memory;
@@ -270,7 +279,8 @@ void ClusterState::apply(const Alloc& a) {
 }
 
 void ClusterState::release(const Alloc& a) {
-  change_each(a, [&](GpuSlot& s) {
+  ++version_;
+  change_each(a.gpus, [&](GpuSlot& s) {
     if (a.shared) {
       if (s.shared_jobs > 0) --s.shared_jobs;
       s.shared_used = s.shared_used > a.memory ? s.shared_used - a.memory : 0;
@@ -280,20 +290,14 @@ void ClusterState::release(const Alloc& a) {
   });
 }
 
+// Once per run of GPUs on one node, as change_each: a reservation's hidden GPUs come node by
+// node, and a backfill pass hides and shows them at least once.
 void ClusterState::unmask(const std::vector<unsigned>& gpus) {
-  for (unsigned g : gpus) {
-    const GpuSlot before = gpus_[g];
-    gpus_[g].usable = true;
-    update_gpu(g, before);
-  }
+  change_each(gpus, [](GpuSlot& s) { s.usable = true; });
 }
 
 void ClusterState::mask(const std::vector<unsigned>& gpus) {
-  for (unsigned g : gpus) {
-    const GpuSlot before = gpus_[g];
-    gpus_[g].usable = false;
-    update_gpu(g, before);
-  }
+  change_each(gpus, [](GpuSlot& s) { s.usable = false; });
 }
 
 void ClusterState::prefer(const std::vector<unsigned>& gpus, bool on) {

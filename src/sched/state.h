@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -40,11 +41,17 @@ struct NodeSlot {
   std::uint64_t max_cap = 0;
 };
 
+// A running job's expected end when it has no time limit: never, as far as planning knows.
+inline constexpr TimeNs kNoEnd = std::numeric_limits<TimeNs>::max();
+
 // GPUs by flat index (ClusterState::gpus()), with how the job uses them.
 struct Alloc {
   std::vector<unsigned> gpus{};
   bool shared = false;
   std::uint64_t memory = 0;
+  // A running job's start + time limit (kNoEnd without a limit), kept here so that a
+  // reservation reads the ends from the state's own list rather than from every Running.
+  TimeNs end = kNoEnd;
 };
 
 struct Need {
@@ -83,7 +90,8 @@ class ClusterState {
   [[nodiscard]] bool fits(const Need& need) const;
   void apply(const Alloc& a);
   void release(const Alloc& a);
-  // A running job's GPUs by flat index (unknown nodes or GPUs left out); nothing is applied.
+  // A running job's GPUs by flat index (unknown nodes or GPUs left out) and its end; nothing
+  // is applied.
   [[nodiscard]] Alloc alloc_of(const Running& r) const;
   // Across passes (Session): records an allocation already applied as a running job, index-
   // aligned with the caller's Cluster::running; end_running releases one and moves the last
@@ -93,10 +101,17 @@ class ClusterState {
   // Replaces the running jobs' allocations, all applied already (a caller that diffs a
   // cluster read afresh against the state: KeptOrder), index-aligned with its new
   // Cluster::running.
-  void set_running(std::vector<Alloc> running) { running_ = std::move(running); }
+  void set_running(std::vector<Alloc> running) {
+    running_ = std::move(running);
+    ++version_;  // the running jobs' limits may have changed with them
+  }
   // The running jobs' allocations, moved out (still applied): set_running puts them back.
-  std::vector<Alloc> take_running() { return std::move(running_); }
-  // Whether alloc_of(r) would equal `a` (GPUs in the same order), without building it.
+  std::vector<Alloc> take_running() {
+    ++version_;
+    return std::move(running_);
+  }
+  // Whether alloc_of(r) would equal `a` (GPUs in the same order, the same end), without
+  // building it.
   [[nodiscard]] bool same_alloc(const Running& r, const Alloc& a) const;
   // The flat position of GPU index `idx` of `node`, or ~0u when the node has no such GPU.
   [[nodiscard]] unsigned flat_index(const NodeSlot& node, unsigned idx) const;
@@ -113,7 +128,27 @@ class ClusterState {
   // free is free beyond the reservation too. prefer(gpus, false) clears them again.
   void prefer(const std::vector<unsigned>& gpus, bool on);
 
+  // Whether `need` takes whole nodes: exclusive, no memory asked, on exactly as many nodes
+  // of the most GPUs as its GPUs fill (a 4,096-GPU job on 512 nodes of 8). Its reservation
+  // is then decided by counts of whole free nodes (WholeNodes).
+  [[nodiscard]] bool takes_whole_nodes(const Need& need) const;
+
   [[nodiscard]] std::vector<NodeGpus> to_placement(const Alloc& a) const;
+
+  // Counts what a reservation depends on changing: jobs applied or released, GPUs' health,
+  // the running jobs replaced. Not adopt (the allocation and its end were in the pass that
+  // started it), nor masks and preferences, which a pass undoes before it returns.
+  [[nodiscard]] std::uint64_t version() const { return version_; }
+  // The last head reservation a backfill pass planned here, at version `version`: planned
+  // again from the same state and ends for the same request, it comes out the same.
+  struct KeptPlan {
+    std::uint64_t version = 0;
+    Need need{};
+    bool spread = false;
+    TimeNs end = 0;  // the end time at which the request fits (the start is no earlier than now)
+    Alloc alloc{};
+  };
+  std::optional<KeptPlan>& kept_plan() { return kept_plan_; }
   // Running jobs' allocations, index-aligned with Cluster::running.
   [[nodiscard]] const std::vector<Alloc>& running() const { return running_; }
   [[nodiscard]] const std::vector<GpuSlot>& gpus() const { return gpus_; }
@@ -122,6 +157,9 @@ class ClusterState {
   [[nodiscard]] unsigned node_of(unsigned gpu) const { return node_of_[gpu]; }
   // Whether a GPU is free (usable, nothing on it): without one, no exclusive job fits.
   [[nodiscard]] bool any_free() const { return free_gpus_ > 0; }
+  [[nodiscard]] unsigned free_count() const { return free_gpus_; }
+  // Whether some usable GPU holds shared work.
+  [[nodiscard]] bool any_shared() const { return !shared_nodes_.empty(); }
   // The most memory a shared job could declare on a GPU that only shared jobs use (a scan of
   // the nodes holding shared work); nullopt when there is no such GPU.
   [[nodiscard]] std::optional<std::uint64_t> most_shared_room() const;
@@ -150,7 +188,7 @@ class ClusterState {
   void adjust(unsigned node, const Delta& d);
   void update_gpu(unsigned g, const GpuSlot& before);
   template <class Change>
-  void change_each(const Alloc& a, Change&& change);
+  void change_each(const std::vector<unsigned>& gpus, Change&& change);
   [[nodiscard]] unsigned classes_for(std::uint64_t memory) const;
   [[nodiscard]] unsigned scan_count(unsigned node, Phase p, std::uint64_t memory,
                                     bool shared) const;
@@ -174,6 +212,11 @@ class ClusterState {
   void choose_gpus(unsigned node, unsigned n, Phase p, const Need& need,
                    std::vector<unsigned>& out) const;
 
+  friend class WholeNodes;
+
+  std::uint64_t version_ = 0;
+  std::optional<KeptPlan> kept_plan_;
+
   std::vector<GpuSlot> gpus_;
   std::vector<NodeSlot> nodes_;
   std::vector<unsigned> node_of_;      // per GPU
@@ -183,15 +226,48 @@ class ClusterState {
   unsigned max_c_ = 0;                        // most GPUs on one node
   std::vector<std::uint64_t> class_cap_;      // descending
   mutable std::vector<unsigned> scratch_[3];  // choose_gpus' working lists
-  std::vector<NodeSet> all_;                  // [cls][free]
-  std::vector<NodeSet> ok_;                   // [cls][free_ok]
-  NodeSet shared_nodes_;                      // nodes with a GPU that shared jobs use
+  // WholeNodes' GPUs freed per node, all and not degraded: zero outside its lifetime.
+  mutable std::vector<std::uint16_t> freed_;
+  mutable std::vector<std::uint16_t> freed_ok_;
+  std::vector<NodeSet> all_;  // [cls][free]
+  std::vector<NodeSet> ok_;   // [cls][free_ok]
+  NodeSet shared_nodes_;      // nodes with a GPU that shared jobs use
   // Nodes whose GPUs may hold more memory than their class says: scanned when a job asks for
   // more than the class (a live server with memory used outside the queue; mixed GPU models).
   std::vector<unsigned> scan_nodes_;
   std::map<std::string, NodeSet, std::less<>> model_nodes_;  // Node::model → its nodes
   // Union of model_nodes_ per distinct Job::models; map nodes, so Need::allowed stays valid.
   mutable std::map<std::vector<std::string>, NodeSet> allowed_;
+};
+
+// The nodes left whole (every GPU free) as running jobs end, counted without changing the
+// state. For a request that takes whole nodes (ClusterState::takes_whole_nodes) the search
+// asks only how many nodes have every GPU free (find's node count and phase), and find and
+// prefer_busy then take every GPU of the first such nodes by index: released on the state
+// itself, a 4,096-GPU reservation moved thousands of GPUs through the indexes and back on
+// every backfill pass. Holds the state's scratch counts while it lives: one at a time.
+class WholeNodes {
+ public:
+  WholeNodes(const ClusterState& state, const Need& need);
+  ~WholeNodes();
+  WholeNodes(const WholeNodes&) = delete;
+  WholeNodes& operator=(const WholeNodes&) = delete;
+
+  // Counts the GPUs the end of `a` frees. False when one of them has another holder too (the
+  // count would then depend on which ends first): the caller releases for real instead.
+  bool release(const Alloc& a);
+  // Nodes with every GPU free (kOk: and none degraded) after the releases so far.
+  [[nodiscard]] unsigned whole(Phase p) const { return whole_[p == Phase::kOk ? 0 : 1]; }
+  // Every GPU of the first `k` nodes by index whole in phase `p`: find's choice, and
+  // prefer_busy's, on the state with those releases made.
+  [[nodiscard]] Alloc pick(Phase p, unsigned k) const;
+
+ private:
+  const ClusterState& s_;
+  const Need& need_;
+  std::vector<unsigned> touched_;  // nodes with a GPU freed
+  std::vector<unsigned> became_;   // nodes made whole (phase kAll)
+  unsigned whole_[2] = {0, 0};     // kOk, kAll
 };
 
 }  // namespace cardiac::sched::detail

@@ -278,6 +278,7 @@ void Engine::pass(TimeNs now) {
   only_arrivals_ = true;
   ++acc_.passes;
   sched::PolicyConfig policy = cfg_.policy;
+  policy.list_reserved = false;  // the reservation's GPUs are not read here
   if (policy.backfill && cfg_.backfill_interval > 0) {
     if (now - last_backfill_ >= cfg_.backfill_interval) {
       last_backfill_ = now;
