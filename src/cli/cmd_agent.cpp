@@ -34,6 +34,7 @@ struct AgentFlags {
 };
 
 constexpr int kMallocArenas = 2;
+constexpr int kMmapThreshold = 16 * 1024;
 
 // The main thread sleeps in read() on this pipe until a signal handler, on whichever thread the
 // signal lands, writes a byte: no periodic wake-up to look at a flag.
@@ -147,6 +148,12 @@ int run_agent(const AgentFlags& f, bool config_named, Context& ctx) {
   // dozen mostly idle threads that is a dozen heaps each keeping freed pages. Two arenas hold
   // the agent's few allocations per second without contention and keep its RSS flat.
   mallopt(M_ARENA_MAX, kMallocArenas);
+  // Blocks of kMmapThreshold and more get pages of their own, given back on free. Without it
+  // each roll-up's decoded samples (a vector per series) were carved from the arena the other
+  // threads share, and the small blocks those threads kept meanwhile pinned the pages: the
+  // agent's RSS stepped up by 0.5-2 MiB at roll-ups that malloc_trim could not give back
+  // (bench/README.md, the agent soak). Fixed, so glibc does not raise it after a free.
+  mallopt(M_MMAP_THRESHOLD, kMmapThreshold);
   if (!install_signal_handlers()) {
     ctx.err << "cardiac agent: pipe: " << std::strerror(errno) << "\n";
     return kExitCannotRun;
