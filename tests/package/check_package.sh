@@ -118,10 +118,13 @@ else
 fi
 
 # The packaged cardiac runs from its own tree and finds the packaged worker
-# (<bin>/../libexec/cardiac/cardiac-nvml-worker): status on the fake NVML sees 8 GPUs.
+# (<bin>/../libexec/cardiac/cardiac-nvml-worker): status on the fake NVML sees 8 GPUs. A
+# captured healthy host, not this machine (a loaded CI machine's host warnings would make it
+# exit 1), and a long deadline for a sanitizer build on a busy machine.
 if [ -n "${FAKE_NVML:-}" ]; then
   CARDIAC_FAKE_NVML_SCENARIO="$src/tests/fixtures/scenarios/healthy-8xh100.json" \
     "$root/usr/bin/cardiac" status --json --nvml-lib "$FAKE_NVML" --config /dev/null \
+    --root "$src/tests/fixtures/hosts/old-kernel" --timeout 30s \
     >"$work/status.json" 2>"$work/status.err"
   rc=$?
   [ $rc -eq 0 ] || fail "packaged cardiac status on the fake NVML exited $rc: $(cat "$work/status.err")"
