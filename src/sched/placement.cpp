@@ -234,14 +234,18 @@ std::vector<unsigned> ClusterState::pick_nodes(Phase p, const Need& need, unsign
   const unsigned q = need.gpus / k;
   const unsigned r = need.gpus % k;
   const unsigned ncls = classes_for(need.memory);
+  // Both sized once: grown node by node they were reallocated about log2(k) times per
+  // multi-node start.
   std::vector<unsigned> taken;
+  taken.reserve(k);
+  std::vector<unsigned> level;
+  level.reserve(k);
   auto is_taken = [&](unsigned n) {
     return std::find(taken.begin(), taken.end(), n) != taken.end();
   };
   // Walks free-count levels in preference order; within a level, nodes by index.
   auto take = [&](unsigned lo, std::size_t want) {
     const std::size_t target = taken.size() + want;
-    std::vector<unsigned> level;
     for (unsigned step = 0; step + lo <= max_c_ && taken.size() < target; ++step) {
       const unsigned c = spread ? max_c_ - step : lo + step;
       level.clear();

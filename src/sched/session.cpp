@@ -55,6 +55,7 @@ struct Session::Impl {
     std::unordered_map<JobId, std::size_t> sparse_;
   };
   Index at;
+  bool start_placements = true;
 
   // The jobs a pass started become running jobs.
   void adopt_starts(detail::OrderedPass& pass, TimeNs now) {
@@ -63,11 +64,17 @@ struct Session::Impl {
       Running r{.id = j.id,
                 .user = j.user,
                 .account = j.account,
-                .placement = pass.result.starts[i].placement,
+                .placement = {},
                 .shared = j.shared,
                 .gpu_memory = j.gpu_memory,
                 .start_time = now,
                 .time_limit = j.time_limit};
+      std::vector<NodeGpus>& placement = pass.result.starts[i].placement;
+      if (start_placements) {
+        r.placement = placement;
+      } else {
+        r.placement = std::move(placement);  // a copy was a tenth of a simulated year's allocations
+      }
       // The pass applied the allocation already; the state only needs to know it is running.
       pass.allocs[i].end = j.time_limit > 0 ? now + j.time_limit : detail::kNoEnd;
       state.adopt(std::move(pass.allocs[i]));
@@ -99,6 +106,10 @@ ScheduleResult Session::pass_ordered(OrderedPending& pending, const PolicyConfig
       detail::run_ordered(m.cluster, m.state, m.capacity, pending, policy, now, finished_ok);
   m.adopt_starts(p, now);
   return std::move(p.result);
+}
+
+void Session::set_start_placements(bool on) {
+  impl_->start_placements = on;
 }
 
 void Session::end(JobId id) {

@@ -61,6 +61,10 @@ class Session {
   // read and ::priorities is empty.
   ScheduleResult pass_ordered(OrderedPending& pending, const PolicyConfig& policy, TimeNs now,
                               const std::vector<JobId>& finished_ok = {});
+  // Off: the starts of later passes carry no placement (Start::placement empty); it is moved
+  // into the running job instead of copied, and a pass's started jobs are the last
+  // `starts.size()` of cluster().running, in the order of its starts. On by default.
+  void set_start_placements(bool on);
   // A running job ended, whatever the reason: its GPUs are free again. Unknown ids: no-op.
   void end(JobId id);
   // `gpu` is the GPU's position on its node.

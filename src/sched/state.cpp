@@ -315,7 +315,14 @@ std::vector<NodeGpus> ClusterState::to_placement(const Alloc& a) const {
     std::sort(sorted_copy.begin(), sorted_copy.end());
   }
   const std::vector<unsigned>& flat = sorted ? a.gpus : sorted_copy;
+  // Sized once: grown node by node, it reallocated (and moved every node's list) about
+  // log2(nodes) times per start.
+  std::size_t nodes = 0;
+  for (std::size_t i = 0; i < flat.size(); ++i) {
+    nodes += i == 0 || node_of_[flat[i]] != node_of_[flat[i - 1]] ? 1 : 0;
+  }
   std::vector<NodeGpus> out;
+  out.reserve(nodes);
   for (std::size_t i = 0; i < flat.size();) {
     const unsigned n = node_of_[flat[i]];
     std::size_t end = i;

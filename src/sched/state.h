@@ -229,6 +229,8 @@ class ClusterState {
   // WholeNodes' GPUs freed per node, all and not degraded: zero outside its lifetime.
   mutable std::vector<std::uint16_t> freed_;
   mutable std::vector<std::uint16_t> freed_ok_;
+  mutable std::vector<unsigned> whole_touched_;  // WholeNodes' lists, kept between its uses
+  mutable std::vector<unsigned> whole_became_;
   std::vector<NodeSet> all_;  // [cls][free]
   std::vector<NodeSet> ok_;   // [cls][free_ok]
   NodeSet shared_nodes_;      // nodes with a GPU that shared jobs use
@@ -265,9 +267,10 @@ class WholeNodes {
  private:
   const ClusterState& s_;
   const Need& need_;
-  std::vector<unsigned> touched_;  // nodes with a GPU freed
-  std::vector<unsigned> became_;   // nodes made whole (phase kAll)
-  unsigned whole_[2] = {0, 0};     // kOk, kAll
+  // The state's lists, cleared here rather than allocated per reservation.
+  std::vector<unsigned>& touched_;  // nodes with a GPU freed
+  std::vector<unsigned>& became_;   // nodes made whole (phase kAll)
+  unsigned whole_[2] = {0, 0};      // kOk, kAll
 };
 
 }  // namespace cardiac::sched::detail

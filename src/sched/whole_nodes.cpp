@@ -15,7 +15,10 @@ bool ClusterState::takes_whole_nodes(const Need& need) const {
          need.gpus % need.max_nodes == 0;
 }
 
-WholeNodes::WholeNodes(const ClusterState& state, const Need& need) : s_(state), need_(need) {
+WholeNodes::WholeNodes(const ClusterState& state, const Need& need)
+    : s_(state), need_(need), touched_(state.whole_touched_), became_(state.whole_became_) {
+  touched_.clear();
+  became_.clear();
   if (s_.freed_.size() != s_.nodes_.size()) {
     s_.freed_.assign(s_.nodes_.size(), 0);
     s_.freed_ok_.assign(s_.nodes_.size(), 0);

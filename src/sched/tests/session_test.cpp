@@ -37,6 +37,34 @@ TEST(Session, StartsBecomeRunningAndEndsFreeTheirGpus) {
   EXPECT_EQ(s.cluster().running.size(), 1u);
 }
 
+// Without start placements the starts carry none: the placements are moved into the
+// running jobs, the last ones in the order of the starts, the same as a session with them.
+TEST(Session, StartPlacementsOffMovesThemIntoTheRunningJobs) {
+  Session with(make_cluster(2, 4).nodes);
+  Session without(make_cluster(2, 4).nodes);
+  without.set_start_placements(false);
+  const std::vector<Job> first = {make_job(1, 3)};
+  const std::vector<Job> pending = {make_job(2, 2), make_job(3, 1), make_job(4, 4)};
+  with.pass(first, {}, policy_of("fcfs"), kNow);
+  without.pass(first, {}, policy_of("fcfs"), kNow);
+  const ScheduleResult want = with.pass(pending, {}, policy_of("fcfs"), kNow);
+  const ScheduleResult got = without.pass(pending, {}, policy_of("fcfs"), kNow);
+  ASSERT_EQ(got.starts.size(), 2u);
+  ASSERT_EQ(want.starts.size(), 2u);
+  const std::vector<Running>& running = without.cluster().running;
+  ASSERT_EQ(running.size(), 3u);
+  for (std::size_t i = 0; i < got.starts.size(); ++i) {
+    EXPECT_EQ(got.starts[i].job, want.starts[i].job);
+    EXPECT_TRUE(got.starts[i].placement.empty());
+    EXPECT_EQ(running[1 + i].id, want.starts[i].job);
+    ASSERT_EQ(running[1 + i].placement.size(), want.starts[i].placement.size());
+    for (std::size_t k = 0; k < want.starts[i].placement.size(); ++k) {
+      EXPECT_EQ(running[1 + i].placement[k].node, want.starts[i].placement[k].node);
+      EXPECT_EQ(running[1 + i].placement[k].gpus, want.starts[i].placement[k].gpus);
+    }
+  }
+}
+
 TEST(Session, AnyJobIdRunsAndEnds) {
   Session s(make_cluster(1, 4).nodes);
   const JobId ids[] = {3, -7, JobId{1} << 40, (JobId{1} << 24) - 1, JobId{1} << 24};
