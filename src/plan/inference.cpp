@@ -241,46 +241,53 @@ std::optional<InferenceOptions> smallest_fit(const ModelSpec& m, const Inference
 std::vector<Suggestion> suggest_inference(const ModelSpec& m, const InferenceOptions& o,
                                           const GpuMemory& gpu, int gpus_available) {
   std::vector<Suggestion> out;
-  auto consider = [&](std::string change, const InferenceOptions& at) {
+  // A change may fit only on more GPUs; that is worth saying when it needs fewer GPUs than
+  // adding GPUs alone would.
+  const auto wider_alone = smallest_fit(m, o, gpu, gpus_available);
+  const int alone_gpus = wider_alone ? wider_alone->tp * wider_alone->pp : gpus_available + 1;
+  auto consider = [&](const std::string& change, std::string flags, InferenceOptions at) {
     InferenceMemory mem = plan_inference(m, at, gpu);
-    if (mem.fits) out.push_back({std::move(change), at, mem});
+    if (!mem.fits || at.tp * at.pp > gpus_available) {
+      auto wider = smallest_fit(m, at, gpu, gpus_available);
+      if (!wider || wider->tp * wider->pp >= alone_gpus) return false;
+      at = *wider;
+      mem = plan_inference(m, at, gpu);
+      flags += fmt::format(" --tp {} --pp {}", at.tp, at.pp);
+    }
+    out.push_back({fmt::format("{} ({})", change, flags), at, mem});
+    return true;
   };
   const InferenceMemory now = plan_inference(m, o, gpu);
   if (sixteen_bit_or_more(o.kv)) {
     InferenceOptions at = o;
     at.kv = DType::kFp8;
-    consider("fp8 KV cache (--kv-dtype fp8)", at);
+    consider("fp8 KV cache", "--kv-dtype fp8", at);
   }
   if (now.max_concurrency >= 1 && now.max_concurrency < o.concurrency) {
     InferenceOptions at = o;
     at.concurrency = now.max_concurrency;
-    consider(fmt::format("lower concurrency to {} (--concurrency {})", now.max_concurrency,
-                         now.max_concurrency),
-             at);
+    consider(fmt::format("lower concurrency to {}", now.max_concurrency),
+             fmt::format("--concurrency {}", now.max_concurrency), at);
   }
   if (now.max_context >= 1 && now.max_context < o.context) {
     InferenceOptions at = o;
     at.context = now.max_context;
-    consider(
-        fmt::format("shorter context, {} tokens (--context {})", now.max_context, now.max_context),
-        at);
+    consider(fmt::format("shorter context, {} tokens", now.max_context),
+             fmt::format("--context {}", now.max_context), at);
   }
   for (DType w : {DType::kFp8, DType::kInt4}) {
     if (dtype_bytes(w) >= dtype_bytes(o.weights)) continue;
     InferenceOptions at = o;
     at.weights = w;
-    InferenceMemory mem = plan_inference(m, at, gpu);
-    if (mem.fits) {
-      out.push_back(
-          {fmt::format("{} weights (--dtype {})", dtype_name(w), dtype_name(w)), at, mem});
+    if (consider(fmt::format("{} weights", dtype_name(w)), fmt::format("--dtype {}", dtype_name(w)),
+                 at)) {
       break;
     }
   }
-  if (auto more = smallest_fit(m, o, gpu, gpus_available);
-      more && more->tp * more->pp > o.tp * o.pp) {
-    consider(
-        fmt::format("more GPUs: {} (--tp {} --pp {})", more->tp * more->pp, more->tp, more->pp),
-        *more);
+  if (wider_alone && wider_alone->tp * wider_alone->pp > o.tp * o.pp) {
+    out.push_back({fmt::format("more GPUs: {} (--tp {} --pp {})", wider_alone->tp * wider_alone->pp,
+                               wider_alone->tp, wider_alone->pp),
+                   *wider_alone, plan_inference(m, *wider_alone, gpu)});
   }
   return out;
 }

@@ -153,6 +153,16 @@ TEST(Parallel, SmallestFitAndSuggestions) {
   EXPECT_EQ(s.back().change, "more GPUs: 2 (--tp 2 --pp 1)");
 }
 
+TEST(Parallel, AChangeMayFitOnFewerGpusThanMoreGpusAlone) {
+  const ModelSpec m = preset("Llama-3.1-70B");
+  GpuMemory shared{"x", k80GiB, 20ULL << 30};
+  InferenceOptions o;
+  auto s = suggest_inference(m, o, shared, 8);
+  ASSERT_EQ(s.size(), 2U);
+  EXPECT_EQ(s[0].change, "fp8 weights (--dtype fp8 --tp 4 --pp 1)");
+  EXPECT_EQ(s[1].change, "more GPUs: 8 (--tp 8 --pp 1)");
+}
+
 TEST(Growth, StopsFittingWhereTheSequencesOutgrowTheCache) {
   const ModelSpec m = preset("Llama-3.1-8B");
   GpuMemory gpu{"x", k80GiB, k80GiB};
