@@ -58,6 +58,11 @@ struct Gpus {
   std::string source;  // "spec" or "nvml"
 };
 
+// Byte counts in JSON are whole numbers.
+std::int64_t whole(double bytes) {
+  return std::llround(bytes);
+}
+
 std::string with_commas(std::int64_t v) {
   std::string digits = std::to_string(v < 0 ? -v : v);
   std::string out;
@@ -194,15 +199,15 @@ nlohmann::json inference_json(const plan::InferenceOptions& o, const plan::Infer
           {"fits", r.fits},
           {"reason", r.reason},
           {"per_gpu",
-           {{"budget_bytes", r.budget},
-            {"weights_bytes", r.weights},
-            {"activation_peak_bytes", r.activation_peak},
-            {"non_torch_bytes", r.non_torch},
-            {"other_processes_bytes", r.other_processes},
-            {"kv_cache_bytes", r.kv_budget},
-            {"kv_bytes_per_token", r.kv_per_token}}},
-          {"kv_bytes_per_token", r.kv_per_token_model},
-          {"kv_bytes_per_sequence", r.kv_per_token_model * static_cast<double>(o.context)},
+           {{"budget_bytes", whole(r.budget)},
+            {"weights_bytes", whole(r.weights)},
+            {"activation_peak_bytes", whole(r.activation_peak)},
+            {"non_torch_bytes", whole(r.non_torch)},
+            {"other_processes_bytes", whole(r.other_processes)},
+            {"kv_cache_bytes", whole(r.kv_budget)},
+            {"kv_bytes_per_token", whole(r.kv_per_token)}}},
+          {"kv_bytes_per_token", whole(r.kv_per_token_model)},
+          {"kv_bytes_per_sequence", whole(r.kv_per_token_model * static_cast<double>(o.context))},
           {"kv_tokens", r.kv_tokens},
           {"max_concurrency", r.max_concurrency},
           {"max_context", r.max_context}};
@@ -253,7 +258,7 @@ int run_inference(const PlanFlags& f, const plan::ModelSpec& m, const Gpus& gpus
     j["growth"] = nlohmann::json::array();
     for (const auto& p : curve) {
       j["growth"].push_back({{"context", p.context},
-                             {"kv_bytes_per_sequence", p.kv_per_sequence},
+                             {"kv_bytes_per_sequence", whole(p.kv_per_sequence)},
                              {"max_concurrency", p.max_concurrency},
                              {"fits", p.fits}});
     }
@@ -342,12 +347,12 @@ nlohmann::json training_json(const plan::TrainingOptions& o, const plan::Trainin
           {"micro_batch", o.micro_batch},
           {"fits", r.total() <= gpu_bytes},
           {"per_gpu",
-           {{"weights_bytes", r.weights},
-            {"gradients_bytes", r.gradients},
-            {"optimizer_bytes", r.optimizer},
-            {"activations_bytes", r.activations},
-            {"runtime_bytes", r.runtime},
-            {"total_bytes", r.total()}}}};
+           {{"weights_bytes", whole(r.weights)},
+            {"gradients_bytes", whole(r.gradients)},
+            {"optimizer_bytes", whole(r.optimizer)},
+            {"activations_bytes", whole(r.activations)},
+            {"runtime_bytes", whole(r.runtime)},
+            {"total_bytes", whole(r.total())}}}};
 }
 
 int run_training(const PlanFlags& f, const plan::ModelSpec& m, const Gpus& gpus, Context& ctx) {
