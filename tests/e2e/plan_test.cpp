@@ -13,8 +13,8 @@
 namespace cardiac::e2e {
 namespace {
 
-const std::string kFixtures = std::string(CARDIAC_FIXTURES_DIR) + "/plan";
-const std::string kGoldenDir = std::string(CARDIAC_FIXTURES_DIR) + "/golden/plan";
+constexpr const char* kFixtures = CARDIAC_FIXTURES_DIR "/plan";
+constexpr const char* kGoldenDir = CARDIAC_FIXTURES_DIR "/golden/plan";
 
 RunResult plan_on_fake(std::vector<std::string> extra) {
   std::vector<std::string> args = {"plan", "--nvml-lib", FAKE_NVML_PATH};
@@ -23,7 +23,7 @@ RunResult plan_on_fake(std::vector<std::string> extra) {
 }
 
 void expect_golden(const std::string& text, const std::string& name) {
-  const std::string path = kGoldenDir + "/" + name;
+  const std::string path = std::string(kGoldenDir) + "/" + name;
   if (std::getenv("CARDIAC_UPDATE_GOLDEN")) std::ofstream(path, std::ios::trunc) << text;
   std::ifstream in(path);
   ASSERT_TRUE(in) << "no golden file " << path
@@ -58,8 +58,8 @@ TEST(Plan, GoldenTextForThreeModels) {
   RunResult big = plan_on_fake({"--model", "Llama-3.1-70B"});
   EXPECT_EQ(big.exit_code, 1) << big.err;
   expect_golden(big.out, "llama-3.1-70b.txt");
-  RunResult qwen =
-      plan_on_fake({"--model", kFixtures + "/qwen2.5-7b-config.json", "--kv-dtype", "fp8"});
+  RunResult qwen = plan_on_fake(
+      {"--model", std::string(kFixtures) + "/qwen2.5-7b-config.json", "--kv-dtype", "fp8"});
   EXPECT_EQ(qwen.exit_code, 0) << qwen.err;
   expect_golden(qwen.out, "qwen2.5-7b-config.txt");
 }
@@ -102,8 +102,8 @@ TEST(Plan, BadInputNamesTheFlagFileOrField) {
       {{"--model", "llama-9"}, "--model llama-9: not a preset"},
       {{"--model", "Llama-3.1-8B", "--context=-5"},
        "--context: must be a positive number of tokens, not -5"},
-      {{"--model", kFixtures + "/truncated.json"}, "truncated.json: not valid JSON"},
-      {{"--model", kFixtures + "/bad-field.json"},
+      {{"--model", std::string(kFixtures) + "/truncated.json"}, "truncated.json: not valid JSON"},
+      {{"--model", std::string(kFixtures) + "/bad-field.json"},
        "bad-field.json: field \"num_key_value_heads\": not an integer: \"eight\""},
       {{"--model", "Llama-3.1-8B", "--dtype", "fp4"}, "--dtype: 'fp4' is not one of"},
   };
