@@ -210,7 +210,9 @@ nlohmann::json inference_json(const plan::InferenceOptions& o, const plan::Infer
           {"kv_bytes_per_sequence", whole(r.kv_per_token_model * static_cast<double>(o.context))},
           {"kv_tokens", r.kv_tokens},
           {"max_concurrency", r.max_concurrency},
-          {"max_context", r.max_context}};
+          {"max_context", r.max_context},
+          {"memory_fraction_limit",
+           r.fraction_limit ? nlohmann::json(*r.fraction_limit) : nlohmann::json()}};
 }
 
 int run_inference(const PlanFlags& f, const plan::ModelSpec& m, const Gpus& gpus, Context& ctx) {
@@ -288,6 +290,12 @@ int run_inference(const PlanFlags& f, const plan::ModelSpec& m, const Gpus& gpus
   out << fmt::format("  activation peak   {:>10}\n", bytes_text(r.activation_peak));
   out << fmt::format("  runtime overhead  {:>10}\n", bytes_text(r.non_torch));
   out << fmt::format("  KV cache          {:>10}   {}\n", bytes_text(r.kv_budget), rule);
+  if (r.fraction_limit) {
+    out << fmt::format(
+        "  Other processes hold {}: {} starts only with "
+        "--gpu-memory-utilization {:.2f} or less.\n",
+        bytes_text(r.other_processes), plan::engine_name(o.engine), *r.fraction_limit);
+  }
   out << "\n";
   out << fmt::format("KV cache per token      {} (whole model), {} per GPU\n",
                      bytes_text(r.kv_per_token_model), bytes_text(r.kv_per_token));

@@ -163,6 +163,7 @@ InferenceMemory plan_inference(const ModelSpec& m, const InferenceOptions& o,
     // less than that free; the engine can never have more than what is free.
     r.budget = std::min(total * fraction, free);
     r.kv_budget = r.budget - fixed;
+    if (free < total * fraction) r.fraction_limit = std::floor(free / total * 100.0) / 100.0;
   }
   if (o.tp < 1 || o.pp < 1) {
     r.reason = "tensor and pipeline parallel sizes must be at least 1";

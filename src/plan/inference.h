@@ -66,6 +66,8 @@ struct InferenceMemory {
   std::int64_t max_context = 0;      // tokens per sequence at opts.concurrency
   bool fits = false;                 // loads and serves opts.concurrency × opts.context
   std::string reason;                // why not, when !fits
+  // vLLM/SGLang on a GPU others use: the largest fraction the engine would start with.
+  std::optional<double> fraction_limit;
 };
 
 double activation_peak_bytes(const ModelSpec& m, const InferenceOptions& o);

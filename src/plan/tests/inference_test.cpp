@@ -107,6 +107,8 @@ TEST(Budget, MemoryOtherProcessesHoldIsNotAvailable) {
   InferenceMemory vllm = plan_inference(m, o, shared);
   EXPECT_EQ(vllm.budget, 20 * kGiB);
   EXPECT_EQ(vllm.other_processes, 60 * kGiB);
+  EXPECT_EQ(vllm.fraction_limit, 0.25);  // vLLM starts only when asked for what is free
+  EXPECT_FALSE(plan_inference(m, o, GpuMemory{"x", k80GiB, k80GiB}).fraction_limit);
   o.engine = Engine::kTrtllm;
   EXPECT_DOUBLE_EQ(plan_inference(m, o, shared).kv_budget,
                    0.9 * (20 * kGiB - 16060522496.0 - 869531648.0 - 536870912.0));
