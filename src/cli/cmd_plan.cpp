@@ -3,9 +3,13 @@
 // which change makes it fit. The GPUs are a spec-table entry (--gpu) or this machine's, from one
 // NVML sample (total and free memory: what other processes hold is not ours to plan with).
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +19,7 @@
 #include "core/format.h"
 #include "core/strings.h"
 #include "plan/gpus.h"
+#include "plan/html.h"
 #include "plan/inference.h"
 #include "plan/training.h"
 #include "telemetry/gpu_collector.h"
@@ -46,6 +51,7 @@ struct PlanFlags {
   std::int64_t seq_len = 4096;
   std::int64_t micro_batch = 1;
   bool json = false;
+  std::string html;  // write the chart page here
   std::string nvml_lib;
   std::string timeout = "5s";
 };
@@ -215,6 +221,11 @@ nlohmann::json inference_json(const plan::InferenceOptions& o, const plan::Infer
            r.fraction_limit ? nlohmann::json(*r.fraction_limit) : nlohmann::json()}};
 }
 
+int print_inference(std::ostream& out, const plan::ModelSpec& m, const Gpus& gpus,
+                    const plan::InferenceOptions& o, const plan::InferenceMemory& r,
+                    const std::vector<plan::GrowthPoint>& curve,
+                    const std::vector<plan::Suggestion>& changes);
+
 int run_inference(const PlanFlags& f, const plan::ModelSpec& m, const Gpus& gpus, Context& ctx) {
   plan::InferenceOptions o;
   o.weights = *plan::parse_dtype(f.dtype);
@@ -248,6 +259,19 @@ int run_inference(const PlanFlags& f, const plan::ModelSpec& m, const Gpus& gpus
   if (!r.fits) changes = plan::suggest_inference(m, o, gpus.tightest, gpus.count);
   auto curve = plan::growth_curve(m, o, gpus.tightest);
 
+  std::ostringstream text;
+  const int rc = print_inference(text, m, gpus, o, r, curve, changes);
+  if (!f.html.empty()) {
+    plan::HtmlPlan page{fmt::format("{} on {}", m.name, gpus_line(gpus)), text.str(), o, r, curve};
+    std::ofstream file(f.html, std::ios::trunc);
+    file << plan::render_html(page);
+    file.close();
+    if (!file) {
+      ctx.err << "cardiac plan: --html " << f.html << ": cannot write: " << std::strerror(errno)
+              << "\n";
+      return kExitCannotRun;
+    }
+  }
   if (f.json) {
     nlohmann::json j;
     j["mode"] = "inference";
@@ -269,15 +293,21 @@ int run_inference(const PlanFlags& f, const plan::ModelSpec& m, const Gpus& gpus
       j["changes"].push_back({{"change", s.change}, {"plan", inference_json(s.options, s.memory)}});
     }
     ctx.out << j.dump(2) << "\n";
-    return r.fits ? kExitOk : kExitFindings;
+    return rc;
   }
+  ctx.out << text.str();
+  return rc;
+}
 
+int print_inference(std::ostream& out, const plan::ModelSpec& m, const Gpus& gpus,
+                    const plan::InferenceOptions& o, const plan::InferenceMemory& r,
+                    const std::vector<plan::GrowthPoint>& curve,
+                    const std::vector<plan::Suggestion>& changes) {
   const double fraction = o.memory_fraction.value_or(plan::default_memory_fraction(o.engine));
   std::string rule =
       o.engine == plan::Engine::kTrtllm
           ? fmt::format("{:.2f} × (free − weights − activations − runtime)", fraction)
           : fmt::format("min({:.2f} × total, free) − weights − activations − runtime", fraction);
-  auto& out = ctx.out;
   out << "Model     " << model_line(m) << "\n";
   out << fmt::format("Serving   {}, {} weights, {} KV cache, {} tokens × {} sequence{}\n",
                      plan::engine_name(o.engine), plan::dtype_name(o.weights),
@@ -566,6 +596,8 @@ Runner register_plan(CLI::App& sub) {
   sub.add_option("--micro-batch", f->micro_batch, "With --train: samples per GPU per step")
       ->capture_default_str();
   sub.add_flag("--json", f->json, "Print the plan as JSON (docs/plan.md)");
+  sub.add_option("--html", f->html,
+                 "Also write the plan with the prompt-growth chart to this HTML file");
   sub.add_option("--nvml-lib", f->nvml_lib,
                  "NVML library to load (default libnvidia-ml.so.1, then libnvidia-ml.so)");
   sub.add_option("--timeout", f->timeout, "Deadline for each NVML answer")->capture_default_str();

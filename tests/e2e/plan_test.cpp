@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/core/tests/temp_dir.h"
 #include "tests/e2e/run_cardiac.h"
 
 namespace cardiac::e2e {
@@ -117,6 +118,23 @@ TEST(Plan, BadInputNamesTheFlagFileOrField) {
   RunResult gpu = run_cardiac({"plan", "--model", "Llama-3.1-8B", "--gpu", "H900"});
   EXPECT_EQ(gpu.exit_code, 2);
   EXPECT_NE(gpu.err.find("--gpu H900: unknown GPU"), std::string::npos) << gpu.err;
+}
+
+TEST(Plan, HtmlChart) {
+  cardiac::testing::TempDir dir;
+  const std::string page = dir.file("plan.html");
+  RunResult r = run_cardiac({"plan", "--model", "Llama-3.1-8B", "--gpu", "H100-80GB",
+                             "--concurrency", "32", "--html", page});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(page);
+  std::stringstream html;
+  html << in.rdbuf();
+  EXPECT_NE(html.str().find("<svg"), std::string::npos);
+  EXPECT_NE(html.str().find("FITS on 1 of 8 GPUs"), std::string::npos);  // the verdict
+  RunResult bad = run_cardiac(
+      {"plan", "--model", "Llama-3.1-8B", "--gpu", "H100-80GB", "--html", dir.file("no/x.html")});
+  EXPECT_EQ(bad.exit_code, 3);
+  EXPECT_NE(bad.err.find("--html"), std::string::npos) << bad.err;
 }
 
 TEST(Plan, NoGpuToPlanOnIsExitThree) {
