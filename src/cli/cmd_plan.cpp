@@ -237,12 +237,21 @@ int run_inference(const PlanFlags& f, const plan::ModelSpec& m, const Gpus& gpus
   o.pp = f.pp;
   o.tp = f.tp > 0 ? f.tp : 1;
   if (f.tp == 0) {
-    if (auto fit = plan::smallest_fit(m, o, gpus.tightest, gpus.count)) {
+    // The fewest GPUs that fit; pipeline stages given with --pp stay as given.
+    std::optional<plan::InferenceOptions> fit;
+    if (f.pp == 1) fit = plan::smallest_fit(m, o, gpus.tightest, gpus.count);
+    for (int tp : {1, 2, 4, 8}) {
+      plan::InferenceOptions at = o;
+      at.tp = tp;
+      if (fit || f.pp == 1 || tp * o.pp > gpus.count) continue;
+      if (plan::plan_inference(m, at, gpus.tightest).fits) fit = at;
+    }
+    if (fit) {
       o = *fit;
     } else {
       // Nothing fits: show the figures on as many GPUs as tensor parallelism can use here.
       for (int tp : {8, 4, 2}) {
-        if (tp <= gpus.count && m.heads % tp == 0) {
+        if (tp * o.pp <= gpus.count && m.heads % tp == 0) {
           o.tp = tp;
           break;
         }

@@ -120,6 +120,20 @@ TEST(Plan, BadInputNamesTheFlagFileOrField) {
   EXPECT_NE(gpu.err.find("--gpu H900: unknown GPU"), std::string::npos) << gpu.err;
 }
 
+TEST(Plan, FewestGpusKeepThePipelineStagesGiven) {
+  RunResult tp = run_cardiac({"plan", "--model", "Llama-3.1-70B", "--gpu", "H100-80GB", "--json"});
+  ASSERT_EQ(tp.exit_code, 0) << tp.err;
+  auto j = nlohmann::json::parse(tp.out);
+  EXPECT_EQ(j["plan"]["tp"], 2);
+  EXPECT_EQ(j["plan"]["pp"], 1);
+  RunResult pp = run_cardiac(
+      {"plan", "--model", "Llama-3.1-70B", "--gpu", "H100-80GB", "--pp", "2", "--json"});
+  ASSERT_EQ(pp.exit_code, 0) << pp.err;
+  j = nlohmann::json::parse(pp.out);
+  EXPECT_EQ(j["plan"]["tp"], 1);
+  EXPECT_EQ(j["plan"]["pp"], 2);
+}
+
 TEST(Plan, HtmlChart) {
   cardiac::testing::TempDir dir;
   const std::string page = dir.file("plan.html");
