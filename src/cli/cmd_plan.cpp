@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/plan_output.h"
 #include "core/format.h"
 #include "core/strings.h"
 #include "plan/gpus.h"
@@ -27,64 +28,7 @@
 namespace cardiac::cli {
 namespace {
 
-constexpr double kKiB = 1024.0;
-constexpr double kMiB = 1024.0 * kKiB;
-constexpr double kGiB = 1024.0 * kMiB;
-
-struct PlanFlags {
-  std::string model;
-  std::string dtype = "bf16";
-  std::string kv_dtype = "bf16";
-  std::string engine = "vllm";
-  std::int64_t context = 2048;
-  std::int64_t concurrency = 1;
-  std::optional<double> memory_fraction;
-  int tp = 0;  // 0: the smallest that fits
-  int pp = 1;
-  std::string gpu;
-  int gpus = 0;  // with --gpu: how many (default 8)
-  bool train = false;
-  std::string optimizer = "adamw";
-  std::string recompute = "selective";
-  int zero = 0;
-  int dp = 0;  // 0: the GPUs left after tp × pp
-  std::int64_t seq_len = 4096;
-  std::int64_t micro_batch = 1;
-  bool json = false;
-  std::string html;  // write the chart page here
-  std::string nvml_lib;
-  std::string timeout = "5s";
-};
-
-// The GPUs to plan on: the one with the least free memory decides for a group, since every
-// GPU of a tensor-parallel group holds the same share.
-struct Gpus {
-  plan::GpuMemory tightest;
-  int count = 0;
-  std::string source;  // "spec" or "nvml"
-};
-
-// Byte counts in JSON are whole numbers.
-std::int64_t whole(double bytes) {
-  return std::llround(bytes);
-}
-
-std::string with_commas(std::int64_t v) {
-  std::string digits = std::to_string(v < 0 ? -v : v);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return v < 0 ? "-" + out : out;
-}
-
-std::string bytes_text(double b) {
-  if (b < 0) return "-" + bytes_text(-b);
-  if (b >= kGiB) return fmt::format("{:.1f} GiB", b / kGiB);
-  if (b >= kMiB) return fmt::format("{:.0f} MiB", b / kMiB);
-  return fmt::format("{:.0f} KiB", b / kKiB);
-}
+using namespace planning;  // NOLINT(google-build-using-namespace): this command's own helpers
 
 int usage(Context& ctx, const std::string& message) {
   ctx.err << "cardiac plan: " << message << "\n";
@@ -147,52 +91,6 @@ Result<Gpus> resolve_gpus(const PlanFlags& f, const Clock& clock) {
   if (f.gpus > 0) g.count = std::min(g.count, f.gpus);
   return g;
 }
-
-nlohmann::json gpus_json(const Gpus& g) {
-  return {{"source", g.source},
-          {"count", g.count},
-          {"name", g.tightest.name},
-          {"total_bytes", g.tightest.total},
-          {"free_bytes", g.tightest.free}};
-}
-
-nlohmann::json model_json(const plan::ModelSpec& m) {
-  return {{"name", m.name},
-          {"parameters", plan::parameter_count(m)},
-          {"active_parameters", plan::active_parameter_count(m)},
-          {"layers", m.layers},
-          {"heads", m.heads},
-          {"kv_heads", m.kv_heads},
-          {"head_dim", m.head_dim},
-          {"mla", m.mla()},
-          {"experts", m.experts},
-          {"max_context", m.max_context}};
-}
-
-std::string model_line(const plan::ModelSpec& m) {
-  std::string attention =
-      m.mla() ? fmt::format("MLA, {} + {} cached per layer", m.kv_latent, m.rope_dim)
-      : m.kv_heads == m.heads ? std::string("MHA")
-                              : fmt::format("GQA, {} KV of {} heads", m.kv_heads, m.heads);
-  std::string size = fmt::format("{:.2f} B parameters", plan::parameter_count(m) / 1e9);
-  if (m.moe()) {
-    size += fmt::format(" ({:.1f} B active, {} experts)", plan::active_parameter_count(m) / 1e9,
-                        m.experts);
-  }
-  return fmt::format("{}: {}, {} layers, {}", m.name, size, m.layers, attention);
-}
-
-std::string gpus_line(const Gpus& g) {
-  if (g.source == "spec") {
-    return fmt::format("{} × {} ({})", g.count, g.tightest.name,
-                       bytes_text(static_cast<double>(g.tightest.total)));
-  }
-  return fmt::format("{} × {} (this machine: {} total, {} free on the fullest)", g.count,
-                     g.tightest.name, bytes_text(static_cast<double>(g.tightest.total)),
-                     bytes_text(static_cast<double>(g.tightest.free)));
-}
-
-// ---- inference ----
 
 nlohmann::json inference_json(const plan::InferenceOptions& o, const plan::InferenceMemory& r) {
   return {{"tp", o.tp},
@@ -375,133 +273,6 @@ int print_inference(std::ostream& out, const plan::ModelSpec& m, const Gpus& gpu
       out << fmt::format("  - {}: {} sequences of {} tokens on {} GPU{}\n", s.change,
                          with_commas(s.memory.max_concurrency), with_commas(s.options.context),
                          s.options.tp * s.options.pp, s.options.tp * s.options.pp == 1 ? "" : "s");
-    }
-  }
-  return kExitFindings;
-}
-
-// ---- training ----
-
-nlohmann::json training_json(const plan::TrainingOptions& o, const plan::TrainingMemory& r,
-                             double gpu_bytes) {
-  return {{"optimizer", plan::optimizer_name(o.optimizer)},
-          {"recompute", plan::recompute_name(o.recompute)},
-          {"zero", o.zero},
-          {"dp", o.dp},
-          {"tp", o.tp},
-          {"pp", o.pp},
-          {"seq_len", o.seq_len},
-          {"micro_batch", o.micro_batch},
-          {"fits", r.total() <= gpu_bytes},
-          {"per_gpu",
-           {{"weights_bytes", whole(r.weights)},
-            {"gradients_bytes", whole(r.gradients)},
-            {"optimizer_bytes", whole(r.optimizer)},
-            {"activations_bytes", whole(r.activations)},
-            {"runtime_bytes", whole(r.runtime)},
-            {"total_bytes", whole(r.total())}}}};
-}
-
-int run_training(const PlanFlags& f, const plan::ModelSpec& m, const Gpus& gpus, Context& ctx) {
-  plan::TrainingOptions o;
-  o.optimizer = *plan::parse_optimizer(f.optimizer);
-  o.recompute = *plan::parse_recompute(f.recompute);
-  o.zero = f.zero;
-  o.tp = f.tp > 0 ? f.tp : 1;
-  o.pp = f.pp;
-  o.dp = f.dp > 0 ? f.dp : std::max(1, gpus.count / (o.tp * o.pp));
-  o.seq_len = f.seq_len;
-  o.micro_batch = f.micro_batch;
-  const auto room = static_cast<double>(gpus.tightest.free);
-  plan::TrainingMemory r = plan::plan_training(m, o);
-  const std::int64_t largest = plan::largest_micro_batch(m, o, room);
-  const int needed = o.dp * o.tp * o.pp;
-  bool fits = r.total() <= room && needed <= gpus.count;
-
-  // Changes tried one at a time, each from the plan as asked.
-  std::vector<std::pair<std::string, plan::TrainingOptions>> changes;
-  auto consider = [&](std::string what, plan::TrainingOptions at) {
-    if (plan::plan_training(m, at).total() <= room) changes.emplace_back(std::move(what), at);
-  };
-  if (!fits) {
-    if (largest >= 1 && largest < o.micro_batch) {
-      plan::TrainingOptions at = o;
-      at.micro_batch = largest;
-      consider(fmt::format("lower micro-batch to {} (--micro-batch {})", largest, largest), at);
-    }
-    if (o.recompute != plan::Recompute::kFull) {
-      plan::TrainingOptions at = o;
-      at.recompute = plan::Recompute::kFull;
-      consider("full recomputation (--recompute full)", at);
-    }
-    for (int stage = o.zero + 1; stage <= 3 && o.dp > 1; ++stage) {
-      plan::TrainingOptions at = o;
-      at.zero = stage;
-      if (plan::plan_training(m, at).total() <= room) {
-        consider(fmt::format("ZeRO stage {} over {} GPUs (--zero {})", stage, o.dp, stage), at);
-        break;
-      }
-    }
-    if (o.optimizer == plan::Optimizer::kAdamW) {
-      plan::TrainingOptions at = o;
-      at.optimizer = plan::Optimizer::kAdamW8bit;
-      consider("8-bit AdamW (--optimizer adamw-8bit)", at);
-    }
-  }
-
-  if (f.json) {
-    nlohmann::json j;
-    j["mode"] = "training";
-    j["model"] = model_json(m);
-    j["gpus"] = gpus_json(gpus);
-    j["plan"] = training_json(o, r, room);
-    j["plan"]["largest_micro_batch"] = largest;
-    j["fits"] = fits;
-    j["changes"] = nlohmann::json::array();
-    for (const auto& [what, at] : changes) {
-      j["changes"].push_back(
-          {{"change", what}, {"plan", training_json(at, plan::plan_training(m, at), room)}});
-    }
-    ctx.out << j.dump(2) << "\n";
-    return fits ? kExitOk : kExitFindings;
-  }
-  auto& out = ctx.out;
-  out << "Model     " << model_line(m) << "\n";
-  out << fmt::format(
-      "Training  {} with bf16 weights, ZeRO-{} over {} data-parallel GPUs, tp {} × pp {}, "
-      "recompute {}, {} tokens × micro-batch {}\n",
-      plan::optimizer_name(o.optimizer), o.zero, o.dp, o.tp, o.pp,
-      plan::recompute_name(o.recompute), with_commas(o.seq_len), with_commas(o.micro_batch));
-  out << "GPUs      " << gpus_line(gpus) << "\n\n";
-  out << "Per GPU\n";
-  out << fmt::format("  weights       {:>10}\n", bytes_text(r.weights));
-  out << fmt::format("  gradients     {:>10}\n", bytes_text(r.gradients));
-  out << fmt::format("  optimizer     {:>10}\n", bytes_text(r.optimizer));
-  out << fmt::format("  activations   {:>10}   ({} per sample)\n", bytes_text(r.activations),
-                     bytes_text(r.activations_per_sample));
-  out << fmt::format("  runtime       {:>10}\n", bytes_text(r.runtime));
-  out << fmt::format("  total         {:>10}   of {} free\n\n", bytes_text(r.total()),
-                     bytes_text(room));
-  out << fmt::format("Largest micro-batch     {}\n\n", with_commas(largest));
-  if (fits) {
-    out << fmt::format("FITS on {} of {} GPUs\n", needed, gpus.count);
-    return kExitOk;
-  }
-  if (needed > gpus.count) {
-    out << fmt::format("DOES NOT FIT: dp {} × tp {} × pp {} needs {} GPUs, {} here\n", o.dp, o.tp,
-                       o.pp, needed, gpus.count);
-  } else {
-    out << fmt::format("DOES NOT FIT: {} per GPU, {} free\n", bytes_text(r.total()),
-                       bytes_text(room));
-  }
-  if (changes.empty()) {
-    out << "No single change tried (micro-batch, full recomputation, ZeRO, 8-bit AdamW) makes "
-           "it fit here.\n";
-  } else {
-    out << "Changes that fit:\n";
-    for (const auto& [what, at] : changes) {
-      out << fmt::format("  - {}: {} per GPU\n", what,
-                         bytes_text(plan::plan_training(m, at).total()));
     }
   }
   return kExitFindings;

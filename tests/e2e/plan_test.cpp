@@ -92,6 +92,8 @@ TEST(Plan, Training) {
       {"plan", "--model", "Llama-3.1-8B", "--train", "--gpu", "H100-80GB", "--gpus", "1"});
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_NE(none.out.find("DOES NOT FIT"), std::string::npos) << none.out;
+  // 16 bytes per parameter on one GPU; ZeRO-3 over 4 leaves room for the activations.
+  EXPECT_NE(none.out.find("ZeRO-3 over 4 GPUs (--zero 3 --dp 4)"), std::string::npos) << none.out;
 }
 
 TEST(Plan, BadInputNamesTheFlagFileOrField) {
