@@ -214,7 +214,8 @@ int print_inference(std::ostream& out, const plan::ModelSpec& m, const Gpus& gpu
   std::string rule =
       o.engine == plan::Engine::kTrtllm
           ? fmt::format("{:.2f} × (free − weights − activations − runtime)", fraction)
-          : fmt::format("min({:.2f} × total, free) − weights − activations − runtime", fraction);
+          : fmt::format("{:.2f} × total − weights − activations − runtime",
+                        r.fraction_limit.value_or(fraction));
   out << "Model     " << model_line(m) << "\n";
   out << fmt::format("Serving   {}, {} weights, {} KV cache, {} tokens × {} sequence{}\n",
                      plan::engine_name(o.engine), plan::dtype_name(o.weights),
@@ -230,7 +231,7 @@ int print_inference(std::ostream& out, const plan::ModelSpec& m, const Gpus& gpu
   if (r.fraction_limit) {
     out << fmt::format(
         "  Other processes hold {}: {} starts only with "
-        "--gpu-memory-utilization {:.2f} or less.\n",
+        "--gpu-memory-utilization {:.2f} or less, planned with that.\n",
         bytes_text(r.other_processes), plan::engine_name(o.engine), *r.fraction_limit);
   }
   out << "\n";

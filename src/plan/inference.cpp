@@ -160,10 +160,14 @@ InferenceMemory plan_inference(const ModelSpec& m, const InferenceOptions& o,
     r.kv_budget = fraction * (free - fixed);
   } else {
     // vLLM and SGLang take fraction × total and refuse to start when other processes leave
-    // less than that free; the engine can never have more than what is free.
-    r.budget = std::min(total * fraction, free);
+    // less than that free.
+    r.budget = total * fraction;
+    if (free < r.budget) {
+      // The engine would start only with a fraction lowered to fit in what is free.
+      r.fraction_limit = std::floor(free / total * 100.0) / 100.0;
+      r.budget = total * *r.fraction_limit;
+    }
     r.kv_budget = r.budget - fixed;
-    if (free < total * fraction) r.fraction_limit = std::floor(free / total * 100.0) / 100.0;
   }
   if (o.tp < 1 || o.pp < 1) {
     r.reason = "tensor and pipeline parallel sizes must be at least 1";
