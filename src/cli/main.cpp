@@ -40,6 +40,8 @@ constexpr cardiac::cli::CommandSpec kCommands[] = {
     {"logs", "A job's output (-f follows it)", cardiac::cli::register_logs},
     {"npd", "node-problem-detector custom plugin: exit 0 OK, 1 problem, 2 unknown",
      cardiac::cli::register_npd},
+    {"plan", "Will a model fit for serving or training: memory, KV cache, changes that fit",
+     cardiac::cli::register_plan},
     {"queue", "Pending and running jobs, with why each waits", cardiac::cli::register_queue},
     {"release", "Let a held job start again", cardiac::cli::register_release},
     {"scenario", "Record this machine's NVML answers into a fake-NVML scenario file",
