@@ -28,16 +28,15 @@ inline std::string read_all(int fd) {
   return s;
 }
 
-// Blocks until the command exits; stderr goes to a temporary file so that neither pipe can
-// fill up while the other is drained.
-inline RunResult run_cardiac(std::vector<std::string> args,
+// Runs `argv` (a program and its arguments) until it exits; stderr goes to a temporary file so
+// that neither pipe can fill up while the other is drained.
+inline RunResult run_program(std::vector<std::string> argv,
                              std::vector<std::pair<std::string, std::string>> env = {}) {
   char tmpl[] = "/tmp/cardiac-e2e-err-XXXXXX";
   int err_fd = mkstemp(tmpl);
   unlink(tmpl);
   SpawnOptions o;
-  o.argv = {CARDIAC_BINARY};
-  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  o.argv = std::move(argv);
   o.env = std::move(env);
   o.pass_fds = {{err_fd, 2}};
   o.pipe_stdin = false;
@@ -60,6 +59,14 @@ inline RunResult run_cardiac(std::vector<std::string> args,
   r.err = read_all(err_fd);
   close(err_fd);
   return r;
+}
+
+// The cardiac binary under test with `args`.
+inline RunResult run_cardiac(std::vector<std::string> args,
+                             std::vector<std::pair<std::string, std::string>> env = {}) {
+  std::vector<std::string> argv{CARDIAC_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(std::move(argv), std::move(env));
 }
 
 inline std::pair<std::string, std::string> scenario_env(const std::string& name) {

@@ -39,36 +39,7 @@ inline std::string missing_slurm_program() {
   return "";
 }
 
-// Runs `argv` to completion (standard output, standard error to a file, exit code).
-inline RunResult run_program(std::vector<std::string> argv,
-                             std::vector<std::pair<std::string, std::string>> env = {}) {
-  char tmpl[] = "/tmp/cardiac-slurm-err-XXXXXX";
-  int err_fd = mkstemp(tmpl);
-  unlink(tmpl);
-  SpawnOptions o;
-  o.argv = std::move(argv);
-  o.env = std::move(env);
-  o.pass_fds = {{err_fd, 2}};
-  o.pipe_stdin = false;
-  RunResult r;
-  auto child = Child::spawn(o);
-  if (!child) {
-    close(err_fd);
-    r.err = child.error().what();
-    return r;
-  }
-  while (true) {
-    auto line = child->read_line_within(60 * kNsPerSec);
-    if (!line) break;
-    r.out += *line + "\n";
-  }
-  int status = child->wait();
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  lseek(err_fd, 0, SEEK_SET);
-  r.err = e2e::read_all(err_fd);
-  close(err_fd);
-  return r;
-}
+using e2e::run_program;
 
 struct ClusterOptions {
   // slurm.conf lines added at the end (Prolog=, HealthCheckProgram=, …).
