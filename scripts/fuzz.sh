@@ -175,6 +175,20 @@ seed_trace() {
   printf '\005daly,write=30s,restart=10m,overlapped' >"$out/checkpoint"
 }
 
+# scontrol output and GPU lists from the Slurm unit tests' shapes, behind each parser's byte.
+seed_slurm() {
+  local out=$1
+  printf '\000NodeName=n1 Arch=x86_64 State=IDLE+DRAIN Reason=cardiac: GPU 5 lost [root@2026-12-05T00:19:18]\nNodeName=n2 State=MIXED Partitions=gpu\n' >"$out/nodes"
+  printf '\001JobId=12 JobName=train JobState=RUNNING StartTime=2026-12-05T00:10:00 EndTime=2026-12-05T01:10:00 NodeList=n1\n' >"$out/job"
+  printf '\0022026-12-05T00:19:18' >"$out/time"
+  printf '\0030,1,5' >"$out/gpus"
+}
+
+# The plan fixtures (a real config.json, a bad field, a truncated file).
+seed_plan() {
+  cp tests/fixtures/plan/*.json "$1/"
+}
+
 # Sample series encoded by the target itself (time columns, chunks, a tail segment), so that the
 # seeds follow the codec's current format; fuzz/corpus/chunk/ holds the same, written once.
 seed_chunk() {

@@ -159,6 +159,13 @@ Result<std::int64_t> int_field(const nlohmann::json& j, const std::string& path,
   return v;
 }
 
+// A text field that only names things; anything but a string is as good as absent (nlohmann's
+// value() would throw on a number where a string was expected).
+std::string text_or_empty(const nlohmann::json& j, const char* field) {
+  auto it = j.find(field);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 }  // namespace
 
 std::int64_t parameter_count(const ModelSpec& m) {
@@ -215,7 +222,7 @@ Result<ModelSpec> parse_hf_config(std::string_view text, const std::string& path
     j = j["text_config"];
   }
   ModelSpec m;
-  m.name = j.value("_name_or_path", std::string());
+  m.name = text_or_empty(j, "_name_or_path");
   if (m.name.empty() && j.contains("architectures") && j["architectures"].is_array() &&
       !j["architectures"].empty() && j["architectures"][0].is_string()) {
     m.name = j["architectures"][0].get<std::string>();
@@ -273,8 +280,12 @@ Result<ModelSpec> parse_hf_config(std::string_view text, const std::string& path
     return fail(field_error(path, "tie_word_embeddings", "not true or false: " + tied->dump()));
   }
   m.tied_embeddings = tied != j.end() && tied->get<bool>();
-  const std::string type = j.value("model_type", std::string());
-  m.qkv_bias = j.value("attention_bias", false) || type == "qwen2" || type == "qwen2_moe";
+  const std::string type = text_or_empty(j, "model_type");
+  auto bias = j.find("attention_bias");
+  if (bias != j.end() && !bias->is_boolean()) {
+    return fail(field_error(path, "attention_bias", "not true or false: " + bias->dump()));
+  }
+  m.qkv_bias = (bias != j.end() && bias->get<bool>()) || type == "qwen2" || type == "qwen2_moe";
 
   m.layers = static_cast<int>(*layers);
   m.hidden = static_cast<int>(*hidden);

@@ -2,6 +2,7 @@
 #include "slurm/nodes.h"
 
 #include <ctime>
+#include <limits>
 
 #include "core/format.h"
 #include "core/strings.h"
@@ -57,7 +58,13 @@ std::vector<std::string_view> lines_of(std::string_view text) {
 
 std::optional<TimeNs> parse_slurm_time(std::string_view text) {
   text = trim(text);
-  if (auto secs = parse_u64(text)) return static_cast<TimeNs>(*secs) * kNsPerSec;
+  // Nanoseconds since the epoch end in 2262: a later time (a year up to 9999 parses) is no
+  // time cardiac can hold, not a number to wrap.
+  constexpr auto kMaxSeconds = std::numeric_limits<TimeNs>::max() / kNsPerSec;
+  if (auto secs = parse_u64(text)) {
+    if (*secs > static_cast<std::uint64_t>(kMaxSeconds)) return std::nullopt;
+    return static_cast<TimeNs>(*secs) * kNsPerSec;
+  }
   // "2026-12-05T00:19:18": fixed positions, each part a number.
   if (text.size() != 19 || text[4] != '-' || text[7] != '-' || text[10] != 'T' || text[13] != ':' ||
       text[16] != ':') {
@@ -82,7 +89,7 @@ std::optional<TimeNs> parse_slurm_time(std::string_view text) {
   tm.tm_sec = s;
   tm.tm_isdst = -1;  // Slurm prints local time
   const std::time_t t = std::mktime(&tm);
-  if (t == static_cast<std::time_t>(-1)) return std::nullopt;
+  if (t == static_cast<std::time_t>(-1) || t < 0 || t > kMaxSeconds) return std::nullopt;
   return static_cast<TimeNs>(t) * kNsPerSec;
 }
 

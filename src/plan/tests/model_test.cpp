@@ -118,6 +118,20 @@ TEST(HfConfig, ErrorsNameTheFileAndTheField) {
   EXPECT_NE(gqa.error().what().find("num_key_value_heads: 3 does not divide"), std::string::npos);
 }
 
+TEST(HfConfig, NamesOfTheWrongTypeAreIgnoredAndABadFlagIsAnError) {
+  // Found by fuzz_plan: a number where a name was expected threw out of the parser.
+  const std::string shape = R"("num_hidden_layers": 2, "hidden_size": 64,
+    "num_attention_heads": 4, "vocab_size": 10, "intermediate_size": 8)";
+  auto named =
+      parse_hf_config("{" + shape + R"(, "model_type": 3584, "_name_or_path": [1]})", "n.json");
+  ASSERT_TRUE(named) << named.error().what();
+  EXPECT_EQ(named->name, "n.json");
+  auto bias = parse_hf_config("{" + shape + R"(, "attention_bias": "yes"})", "b.json");
+  ASSERT_FALSE(bias);
+  EXPECT_NE(bias.error().what().find("\"attention_bias\": not true or false"), std::string::npos)
+      << bias.error().what();
+}
+
 TEST(HfConfig, LoadsFromDiskAndNamesAMissingFile) {
   cardiac::testing::TempDir dir;
   const std::string path = dir.path() + "/config.json";

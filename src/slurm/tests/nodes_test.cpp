@@ -60,6 +60,15 @@ TEST(SlurmNodes, LocalTimesFollowTheTimeZone) {
   EXPECT_FALSE(parse_slurm_time("2026-12-05"));
 }
 
+TEST(SlurmNodes, TimesPastWhatNanosecondsHoldAreNotTimes) {
+  setenv("TZ", "UTC", 1);
+  tzset();
+  // Found by fuzz_slurm: year 9999 in nanoseconds overflowed a signed 64-bit count.
+  EXPECT_FALSE(parse_slurm_time("9437-03-01T00:00:00"));
+  EXPECT_FALSE(parse_slurm_time("99999999999"));
+  EXPECT_TRUE(parse_slurm_time("2262-01-01T00:00:00"));
+}
+
 TEST(SlurmNodes, ParsesAJob) {
   auto job = parse_show_job(
       "JobId=7 JobName=train UserId=root(0) JobState=COMPLETING Reason=None "
