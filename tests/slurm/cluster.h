@@ -201,6 +201,17 @@ class SlurmCluster {
                                            std::filesystem::perms::group_read |
                                            std::filesystem::perms::others_read);
   }
+  // The directory is known only once the cluster runs, so slurm.conf names a hook as
+  // kHookPlaceholder: point it at <dir>/<name> and have slurmctld re-read the file. Returns
+  // scontrol's exit code.
+  static constexpr const char* kHookPlaceholder = "/tmp/placeholder";
+  [[nodiscard]] int point_hook_at(const std::string& name) const {
+    std::string conf = read_text(conf_path());
+    const std::string from = kHookPlaceholder;
+    conf.replace(conf.find(from), from.size(), dir_ + "/" + name);
+    std::ofstream(conf_path(), std::ios::trunc) << conf;
+    return scontrol({"reconfigure"}).exit_code;
+  }
   // Node `node`'s hooks read the configuration at `config`.
   void config_for(const std::string& node, const std::string& config) const {
     std::filesystem::remove(dir_ + "/" + node + ".toml");

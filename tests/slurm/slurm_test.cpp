@@ -124,13 +124,9 @@ TEST_F(SlurmE2E, LostGpuDrainsTheNodeJobsGoElsewhereAndItResumesWhenHealthy) {
 }
 
 TEST_F(SlurmE2E, FailedPrologDrainsAndTheRequeuedJobMovesToTheOtherNode) {
-  start_cluster({"Prolog=" + std::string("/tmp/placeholder") + "\n"});
-  // The prolog wrapper lives in the cluster's directory, known only now: reconfigure.
+  start_cluster({"Prolog=" + std::string(SlurmCluster::kHookPlaceholder) + "\n"});
   cluster_->write_hook("prolog.sh", "prolog");
-  std::string conf = read_text(cluster_->conf_path());
-  conf.replace(conf.find("/tmp/placeholder"), 16, cluster_->dir() + "/prolog.sh");
-  std::ofstream(cluster_->conf_path(), std::ios::trunc) << conf;
-  ASSERT_EQ(cluster_->scontrol({"reconfigure"}).exit_code, 0);
+  ASSERT_EQ(cluster_->point_hook_at("prolog.sh"), 0);
 
   auto bad = agent_on("gpu-lost.json");
   auto good = agent_on("healthy-8xh100.json");
@@ -272,7 +268,8 @@ TEST_F(SlurmE2E, BlastRadiusLimitHoldsTheSecondDrainAndAPersonHearsOfIt) {
 }
 
 TEST_F(SlurmE2E, SlurmdRunsTheHealthCheckItself) {
-  start_cluster({"HealthCheckProgram=/tmp/placeholder\nHealthCheckInterval=2\n"});
+  start_cluster({"HealthCheckProgram=" + std::string(SlurmCluster::kHookPlaceholder) +
+                 "\nHealthCheckInterval=2\n"});
   cluster_->write_hook("healthcheck.sh", "healthcheck");
   auto bad = agent_on("gpu-lost.json");
   auto good = agent_on("healthy-8xh100.json");
@@ -280,10 +277,7 @@ TEST_F(SlurmE2E, SlurmdRunsTheHealthCheckItself) {
   ASSERT_TRUE(sampled(*good));
   cluster_->config_for("n1", bad->config_path());
   cluster_->config_for("n2", good->config_path());
-  std::string conf = read_text(cluster_->conf_path());
-  conf.replace(conf.find("/tmp/placeholder"), 16, cluster_->dir() + "/healthcheck.sh");
-  std::ofstream(cluster_->conf_path(), std::ios::trunc) << conf;
-  ASSERT_EQ(cluster_->scontrol({"reconfigure"}).exit_code, 0);
+  ASSERT_EQ(cluster_->point_hook_at("healthcheck.sh"), 0);
 
   EXPECT_TRUE(
       eventually([&] { return has(cluster_->node_state("n1"), "DRAIN|cardiac: GPU 5"); }, 60))
@@ -298,12 +292,9 @@ TEST_F(SlurmE2E, SlurmdRunsTheHealthCheckItself) {
 }
 
 TEST_F(SlurmE2E, EpilogNamesTheJobAnXidHappenedUnderAndDrains) {
-  start_cluster({"Epilog=/tmp/placeholder\n"});
+  start_cluster({"Epilog=" + std::string(SlurmCluster::kHookPlaceholder) + "\n"});
   cluster_->write_hook("epilog.sh", "epilog");
-  std::string conf = read_text(cluster_->conf_path());
-  conf.replace(conf.find("/tmp/placeholder"), 16, cluster_->dir() + "/epilog.sh");
-  std::ofstream(cluster_->conf_path(), std::ios::trunc) << conf;
-  ASSERT_EQ(cluster_->scontrol({"reconfigure"}).exit_code, 0);
+  ASSERT_EQ(cluster_->point_hook_at("epilog.sh"), 0);
   auto a1 = agent_on("healthy-8xh100.json");
   auto a2 = agent_on("healthy-8xh100.json");
   ASSERT_TRUE(sampled(*a1));
