@@ -47,16 +47,19 @@ struct OrderedPass {
 // (`policy.explain` off) a strict pass stops reading at its blocker. ScheduleResult::order
 // holds the jobs read (nothing without `list_read`); ::priorities stays empty. Applies the
 // starts it chooses to `state`; `state` must describe `cluster` (its nodes and, index-aligned,
-// its running jobs) and `capacity` its nodes.
+// its running jobs) and `capacity` its nodes. `placements` off: the starts carry no placement
+// (Start::placement empty), their GPUs only in OrderedPass::allocs.
 OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& capacity,
                         OrderedPending& pending, const PolicyConfig& policy, TimeNs now,
-                        const std::vector<JobId>& finished_ok, bool list_read = true);
+                        const std::vector<JobId>& finished_ok, bool list_read = true,
+                        bool placements = true);
 
 // schedule()'s pass: ranks `pending` by the policy, then run_ordered; ScheduleResult::order
 // holds every pending job and ::priorities their breakdown (with `explain`).
 OrderedPass run_pass(const Cluster& cluster, ClusterState& state, Capacity& capacity,
                      const std::vector<Job>& pending, const Usage& usage,
-                     const PolicyConfig& policy, TimeNs now, const std::vector<JobId>& finished_ok);
+                     const PolicyConfig& policy, TimeNs now, const std::vector<JobId>& finished_ok,
+                     bool placements = true);
 
 // The backfill head's reservation (reservation.cpp).
 struct Plan {

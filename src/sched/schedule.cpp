@@ -180,7 +180,7 @@ namespace detail {
 
 OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& capacity,
                         OrderedPending& pending, const PolicyConfig& policy, TimeNs now,
-                        const std::vector<JobId>& finished_ok, bool list_read) {
+                        const std::vector<JobId>& finished_ok, bool list_read, bool placements) {
   OrderedPass out;
   ScheduleResult& res = out.result;
   const bool backfill = policy.backfill;
@@ -324,7 +324,8 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
     }
     std::optional<Alloc> a = state.find(need, policy.spread);
     if (a) {
-      res.starts.push_back(Start{.job = job.id, .placement = state.to_placement(*a)});
+      res.starts.push_back(Start{.job = job.id, .placement = {}});
+      if (placements) res.starts.back().placement = state.to_placement(*a);
       out.started.push_back(next);
       state.apply(*a);
       if (!head) started.emplace_back(job.time_limit, out.allocs.size());
@@ -393,12 +394,13 @@ OrderedPass run_ordered(const Cluster& cluster, ClusterState& state, Capacity& c
 
 OrderedPass run_pass(const Cluster& cluster, ClusterState& state, Capacity& capacity,
                      const std::vector<Job>& pending, const Usage& usage,
-                     const PolicyConfig& policy, TimeNs now,
-                     const std::vector<JobId>& finished_ok) {
+                     const PolicyConfig& policy, TimeNs now, const std::vector<JobId>& finished_ok,
+                     bool placements) {
   detail::Ranking ranking =
       detail::rank_jobs(cluster, pending, usage, policy, policy.order, now, policy.explain);
   detail::IndexedPending ordered(pending, ranking.order);
-  OrderedPass out = run_ordered(cluster, state, capacity, ordered, policy, now, finished_ok, false);
+  OrderedPass out =
+      run_ordered(cluster, state, capacity, ordered, policy, now, finished_ok, false, placements);
   ScheduleResult& res = out.result;
   // Every pending job, including those a strict pass did not read.
   res.order.reserve(pending.size());

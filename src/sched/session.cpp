@@ -69,12 +69,7 @@ struct Session::Impl {
                 .gpu_memory = j.gpu_memory,
                 .start_time = now,
                 .time_limit = j.time_limit};
-      std::vector<NodeGpus>& placement = pass.result.starts[i].placement;
-      if (start_placements) {
-        r.placement = placement;
-      } else {
-        r.placement = std::move(placement);  // a copy was a tenth of a simulated year's allocations
-      }
+      if (start_placements) r.placement = pass.result.starts[i].placement;
       // The pass applied the allocation already; the state only needs to know it is running.
       pass.allocs[i].end = j.time_limit > 0 ? now + j.time_limit : detail::kNoEnd;
       state.adopt(std::move(pass.allocs[i]));
@@ -94,7 +89,8 @@ ScheduleResult Session::pass(const std::vector<Job>& pending, const Usage& usage
                              const std::vector<JobId>& finished_ok) {
   Impl& m = *impl_;
   detail::OrderedPass p =
-      detail::run_pass(m.cluster, m.state, m.capacity, pending, usage, policy, now, finished_ok);
+      detail::run_pass(m.cluster, m.state, m.capacity, pending, usage, policy, now, finished_ok,
+                       m.start_placements);
   m.adopt_starts(p, now);
   return std::move(p.result);
 }
@@ -103,7 +99,8 @@ ScheduleResult Session::pass_ordered(OrderedPending& pending, const PolicyConfig
                                      TimeNs now, const std::vector<JobId>& finished_ok) {
   Impl& m = *impl_;
   detail::OrderedPass p =
-      detail::run_ordered(m.cluster, m.state, m.capacity, pending, policy, now, finished_ok);
+      detail::run_ordered(m.cluster, m.state, m.capacity, pending, policy, now, finished_ok,
+                          true, m.start_placements);
   m.adopt_starts(p, now);
   return std::move(p.result);
 }
@@ -144,6 +141,10 @@ const Cluster& Session::cluster() const {
 
 bool Session::running(JobId id) const {
   return impl_->at.find(id).has_value();
+}
+
+const std::vector<unsigned>& Session::running_gpus(std::size_t i) const {
+  return impl_->state.running()[i].gpus;
 }
 
 }  // namespace cardiac::sched

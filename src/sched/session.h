@@ -61,9 +61,10 @@ class Session {
   // read and ::priorities is empty.
   ScheduleResult pass_ordered(OrderedPending& pending, const PolicyConfig& policy, TimeNs now,
                               const std::vector<JobId>& finished_ok = {});
-  // Off: the starts of later passes carry no placement (Start::placement empty); it is moved
-  // into the running job instead of copied, and a pass's started jobs are the last
-  // `starts.size()` of cluster().running, in the order of its starts. On by default.
+  // Off: the starts of later passes carry no placement (Start::placement empty) and neither
+  // do their running jobs (Running::placement): none is built. A pass's started jobs are the
+  // last `starts.size()` of cluster().running, in the order of its starts, and running_gpus
+  // names their GPUs. On by default.
   void set_start_placements(bool on);
   // A running job ended, whatever the reason: its GPUs are free again. Unknown ids: no-op.
   void end(JobId id);
@@ -72,6 +73,9 @@ class Session {
 
   [[nodiscard]] const Cluster& cluster() const;
   [[nodiscard]] bool running(JobId id) const;
+  // The GPUs of cluster().running[i] by flat index: the nodes in order, each node's GPUs by
+  // their position in Node::gpus (not necessarily in increasing order).
+  [[nodiscard]] const std::vector<unsigned>& running_gpus(std::size_t i) const;
 
  private:
   struct Impl;

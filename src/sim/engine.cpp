@@ -58,7 +58,8 @@ class Engine {
     events_.push(Event{.time = t, .seq = seq_++, .kind = kind, .a = a, .gen = gen});
   }
   void enqueue(std::uint32_t j, TimeNs now);
-  void start(const sched::Start& s, const std::vector<sched::NodeGpus>& placement, TimeNs now);
+  // `gpus`: the session's flat GPU indices of the start.
+  void start(const sched::Start& s, const std::vector<unsigned>& gpus, TimeNs now);
   void finish(std::uint32_t j, TimeNs now);
   void interrupt(std::uint32_t j, TimeNs now, const std::string& cause, DurationNs hang);
   void requeue(std::uint32_t j, TimeNs now);
@@ -140,22 +141,17 @@ void Engine::enqueue(std::uint32_t j, TimeNs now) {
   dirty_ = true;
 }
 
-void Engine::start(const sched::Start& st, const std::vector<sched::NodeGpus>& placement,
-                   TimeNs now) {
+void Engine::start(const sched::Start& st, const std::vector<unsigned>& gpus, TimeNs now) {
   const auto j = static_cast<std::uint32_t>(st.job);
   JobState& s = jobs_[j];
   const TraceJob& t = trace_[j];
   s.phase = Phase::kRunning;
   s.seg_start = now;
   if (s.first_start < 0) s.first_start = now;
-  s.gpus.clear();
-  // Sized once: grown GPU by GPU, a 4,096-GPU start reallocated a dozen times.
-  std::size_t n = 0;
-  for (const sched::NodeGpus& ng : placement) n += ng.gpus.size();
-  s.gpus.reserve(n);
-  for (const sched::NodeGpus& ng : placement) {
-    for (unsigned g : ng.gpus) s.gpus.push_back(gpus_.flat(ng.node, g));
-  }
+  // The session numbers GPUs as this engine does (nodes in order, then position); kept in
+  // increasing order as the placement listed them, so that what reads them sees the same.
+  s.gpus.assign(gpus.begin(), gpus.end());
+  if (!std::is_sorted(s.gpus.begin(), s.gpus.end())) std::sort(s.gpus.begin(), s.gpus.end());
   for (unsigned g : s.gpus) gpus_.hold(g, j);
   ++running_;
   const detail::Segment seg = detail::plan_segment(s, t, cfg_.checkpoint);
@@ -308,11 +304,10 @@ void Engine::pass(TimeNs now) {
   // Only a job strict order stopped at blocks; one skipped (too large for the GPUs that are
   // up) lets later arrivals pass.
   blocked_ = r.blocker.has_value();
-  // The session moved the starts' placements into its running jobs, the last of them.
-  const std::vector<sched::Running>& running = session_.cluster().running;
-  const std::size_t first = running.size() - r.starts.size();
+  // The starts are the last running jobs of the session, which built no placement for them.
+  const std::size_t first = session_.cluster().running.size() - r.starts.size();
   for (std::size_t i = 0; i < r.starts.size(); ++i) {
-    start(r.starts[i], running[first + i].placement, now);
+    start(r.starts[i], session_.running_gpus(first + i), now);
     queue_.erase(r.starts[i].job);
   }
   head_gpus_ = r.blocker ? trace_[static_cast<std::size_t>(*r.blocker)].gpus : 0;
@@ -328,8 +323,7 @@ void Engine::sample(TimeNs now) {
   step_interruptions_ = 0;
   for (const sched::Running& r : session_.cluster().running) {
     const JobState& s = jobs_[static_cast<std::size_t>(r.id)];
-    unsigned n = 0;
-    for (const sched::NodeGpus& ng : r.placement) n += static_cast<unsigned>(ng.gpus.size());
+    const auto n = static_cast<unsigned>(s.gpus.size());
     p.allocated_gpus += n;
     if (s.phase == Phase::kRunning && now >= s.seg_start + s.seg_restart) p.productive_gpus += n;
   }

@@ -37,9 +37,10 @@ TEST(Session, StartsBecomeRunningAndEndsFreeTheirGpus) {
   EXPECT_EQ(s.cluster().running.size(), 1u);
 }
 
-// Without start placements the starts carry none: the placements are moved into the
-// running jobs, the last ones in the order of the starts, the same as a session with them.
-TEST(Session, StartPlacementsOffMovesThemIntoTheRunningJobs) {
+// Without start placements neither the starts nor their running jobs carry one: the running
+// jobs are the last ones in the order of the starts, and running_gpus names the GPUs the
+// placement would have listed (flat: nodes in order, then position).
+TEST(Session, StartPlacementsOffNamesTheGpusByFlatIndex) {
   Session with(make_cluster(2, 4).nodes);
   Session without(make_cluster(2, 4).nodes);
   without.set_start_placements(false);
@@ -57,12 +58,20 @@ TEST(Session, StartPlacementsOffMovesThemIntoTheRunningJobs) {
     EXPECT_EQ(got.starts[i].job, want.starts[i].job);
     EXPECT_TRUE(got.starts[i].placement.empty());
     EXPECT_EQ(running[1 + i].id, want.starts[i].job);
-    ASSERT_EQ(running[1 + i].placement.size(), want.starts[i].placement.size());
-    for (std::size_t k = 0; k < want.starts[i].placement.size(); ++k) {
-      EXPECT_EQ(running[1 + i].placement[k].node, want.starts[i].placement[k].node);
-      EXPECT_EQ(running[1 + i].placement[k].gpus, want.starts[i].placement[k].gpus);
+    EXPECT_TRUE(running[1 + i].placement.empty());
+    std::vector<unsigned> flat;
+    for (const NodeGpus& ng : want.starts[i].placement) {
+      for (unsigned g : ng.gpus) flat.push_back(ng.node * 4 + g);
     }
+    std::vector<unsigned> gpus = without.running_gpus(1 + i);
+    std::sort(gpus.begin(), gpus.end());
+    EXPECT_EQ(gpus, flat);
   }
+  // Ending a job frees its GPUs as with placements.
+  without.end(want.starts[0].job);
+  with.end(want.starts[0].job);
+  EXPECT_EQ(without.pass({make_job(5, 2)}, {}, policy_of("fcfs"), kNow).starts.size(),
+            with.pass({make_job(5, 2)}, {}, policy_of("fcfs"), kNow).starts.size());
 }
 
 TEST(Session, AnyJobIdRunsAndEnds) {
