@@ -14,7 +14,7 @@ namespace {
 // Takes n GPUs from `pool` (flat ids in index order), keeping them together: the smallest
 // NVLink domain that holds them all, else the smallest NUMA node, else domain by domain.
 // Best fit leaves the larger groups whole for larger jobs.
-void take_grouped(const std::vector<GpuSlot>& gpus, std::vector<unsigned>& pool, unsigned n,
+void take_grouped(const std::vector<GpuPlace>& gpus, std::vector<unsigned>& pool, unsigned n,
                   std::vector<unsigned>& out) {
   if (n == 0) return;
   if (pool.size() > n) {
@@ -118,13 +118,13 @@ void ClusterState::choose_gpus(unsigned node, unsigned n, Phase p, const Need& n
         return true;
       });
       if (first.size() >= k) {
-        take_grouped(gpus_, first, k, out);
+        take_grouped(places_, first, k, out);
         return;
       }
       k -= static_cast<unsigned>(first.size());
       out.insert(out.end(), first.begin(), first.end());
     }
-    take_grouped(gpus_, pool, k, out);
+    take_grouped(places_, pool, k, out);
   };
   if (ok.size() >= n) {
     take(ok, n);

@@ -40,9 +40,6 @@ ClusterState::ClusterState(const Cluster& cluster) {
     for (const Gpu& g : cluster.nodes[n].gpus) {
       GpuSlot s;
       s.cap = g.memory_bytes > g.memory_used_outside ? g.memory_bytes - g.memory_used_outside : 0;
-      s.index = g.index;
-      s.domain = g.nvlink_domain;
-      s.numa = g.numa_node;
       s.usable = g.health != GpuHealth::kFenced && !g.busy_outside;
       s.degraded = g.health == GpuHealth::kDegraded;
       if (s.usable) {
@@ -51,6 +48,7 @@ ClusterState::ClusterState(const Cluster& cluster) {
         any = true;
       }
       gpus_.push_back(s);
+      places_.push_back(GpuPlace{.index = g.index, .domain = g.nvlink_domain, .numa = g.numa_node});
       node_of_.push_back(static_cast<unsigned>(n));
     }
   }
@@ -135,10 +133,10 @@ Need ClusterState::need_of(const Job& job) const {
 
 unsigned ClusterState::flat_index(const NodeSlot& node, unsigned idx) const {
   // Indices are normally positions; look further only when they are not.
-  if (idx < node.count && gpus_[node.begin + idx].index == idx) return node.begin + idx;
+  if (idx < node.count && places_[node.begin + idx].index == idx) return node.begin + idx;
   unsigned flat = ~0u;
   for (unsigned i = node.begin; i < node.begin + node.count; ++i) {
-    if (gpus_[i].index == idx) flat = i;
+    if (places_[i].index == idx) flat = i;
   }
   return flat;
 }
@@ -329,7 +327,7 @@ std::vector<NodeGpus> ClusterState::to_placement(const Alloc& a) const {
     while (end < flat.size() && node_of_[flat[end]] == n) ++end;
     NodeGpus& ng = out.emplace_back(NodeGpus{.node = n, .gpus = {}});
     ng.gpus.reserve(end - i);
-    for (; i < end; ++i) ng.gpus.push_back(gpus_[flat[i]].index);
+    for (; i < end; ++i) ng.gpus.push_back(places_[flat[i]].index);
     if (!std::is_sorted(ng.gpus.begin(), ng.gpus.end())) std::sort(ng.gpus.begin(), ng.gpus.end());
   }
   return out;

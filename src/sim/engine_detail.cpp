@@ -73,6 +73,13 @@ void Gpus::hold(unsigned g, std::uint32_t job) {
 
 void Gpus::drop(unsigned g, std::uint32_t job) {
   if (owner[g] == kNoJob) return;
+  // Without shared jobs `more` stays empty: no lookup per GPU of every end.
+  if (more.empty()) {
+    if (owner[g] != job) return;
+    owner[g] = kNoJob;
+    if (!state[g].down) ++idle;
+    return;
+  }
   auto it = more.find(g);
   if (owner[g] == job) {
     if (it == more.end()) {
