@@ -30,6 +30,7 @@ Runner register_doctor(CLI::App& sub);
 Runner register_events(CLI::App& sub);
 Runner register_export(CLI::App& sub);
 Runner register_fence(CLI::App& sub);
+Runner register_fleet(CLI::App& sub);
 Runner register_history(CLI::App& sub);
 Runner register_hold(CLI::App& sub);
 Runner register_incidents(CLI::App& sub);

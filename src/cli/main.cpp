@@ -32,6 +32,8 @@ constexpr cardiac::cli::CommandSpec kCommands[] = {
      "config",
      cardiac::cli::register_export},
     {"fence", "GPUs kept free of new jobs: list, add, clear", cardiac::cli::register_fence},
+    {"fleet", "Every node's GPUs, verdicts, alerts and Xids, read through Prometheus",
+     cardiac::cli::register_fleet},
     {"history", "A metric's history from the agent's store", cardiac::cli::register_history},
     {"hold", "Keep a pending job from starting", cardiac::cli::register_hold},
     {"incidents", "GPU faults (lost, hung, reset required) with start, end and evidence",

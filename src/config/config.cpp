@@ -84,7 +84,7 @@ Result<Config> parse_config(std::string_view text, std::string_view origin) {
   c.source = std::string(origin);
   CARDIAC_TRY(TableReader(root, "", origin)
                   .only({"nvml", "host", "agent", "kmsg", "store", "doctor", "queue", "slurm",
-                         "notifier"}));
+                         "fleet", "notifier"}));
   auto section = [&](std::string_view name, auto&& read) -> Status {
     auto t = sub_table(root, name, origin);
     if (!t) return fail(t.error());
@@ -104,6 +104,8 @@ Result<Config> parse_config(std::string_view text, std::string_view origin) {
       section("queue", [&](const toml::table& t) { return read_queue(t, origin, c.queue); }));
   CARDIAC_TRY(
       section("slurm", [&](const toml::table& t) { return read_slurm(t, origin, c.slurm); }));
+  CARDIAC_TRY(
+      section("fleet", [&](const toml::table& t) { return read_fleet(t, origin, c.fleet); }));
   CARDIAC_TRY(read_notifiers(root, origin, c.notifiers));
   return c;
 }
@@ -255,6 +257,15 @@ drain_limit_percent = 10.0
 drain_limit_min_nodes = 1
 drain_limit_max_nodes = 0
 drain_window = "10m"
+
+[fleet]
+# `cardiac fleet` (docs/fleet.md): every node's GPUs, verdicts, alerts and Xids, read from the
+# Prometheus that scrapes the agents. Its URL (empty: no fleet view), the scrape job the agents
+# are in, the deadline for each answer, and a file holding a bearer token, if it wants one.
+prometheus = ""
+job = "cardiac"
+timeout = "10s"
+bearer_token_file = ""
 
 # Notifiers: any number of [[notifier]] tables.
 # [[notifier]]

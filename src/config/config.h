@@ -151,6 +151,16 @@ struct SlurmSettings {
   DurationNs drain_window = 10 * 60 * kNsPerSec;
 };
 
+// `cardiac fleet` and the fleet views (docs/fleet.md): the Prometheus that scrapes the agents.
+struct FleetSettings {
+  std::string prometheus;       // "http://prometheus:9090"; empty: no fleet view
+  std::string job = "cardiac";  // the scrape job of the agents
+  DurationNs timeout = 10 * kNsPerSec;
+  std::string bearer_token_file;  // read at use; empty: no Authorization header
+
+  bool operator==(const FleetSettings&) const = default;
+};
+
 struct NotifierSettings {
   std::string type;  // "alertmanager", "webhook", "exec", "log"
   std::string url;
@@ -174,6 +184,7 @@ struct Config {
   DoctorSettings doctor;
   QueueSettings queue;
   SlurmSettings slurm;
+  FleetSettings fleet;
   std::vector<NotifierSettings> notifiers;
 };
 

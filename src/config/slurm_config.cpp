@@ -22,4 +22,16 @@ Status read_slurm(const toml::table& t, std::string_view origin, SlurmSettings& 
   return {};
 }
 
+Status read_fleet(const toml::table& t, std::string_view origin, FleetSettings& f) {
+  TableReader r(t, "fleet", origin);
+  CARDIAC_TRY(r.only({"prometheus", "job", "timeout", "bearer_token_file"}));
+  CARDIAC_TRY(r.get("prometheus", f.prometheus));
+  CARDIAC_TRY(r.get("job", f.job));
+  CARDIAC_TRY(r.get_duration("timeout", f.timeout));
+  CARDIAC_TRY(r.get("bearer_token_file", f.bearer_token_file));
+  if (f.job.empty()) return fail(r.invalid("job", "must name the agents' scrape job"));
+  if (f.timeout <= 0) return fail(r.invalid("timeout", "must be more than 0"));
+  return {};
+}
+
 }  // namespace cardiac::config

@@ -53,3 +53,38 @@ TEST(SlurmConfig, BadValuesNameTheKeyAndLine) {
 
 }  // namespace
 }  // namespace cardiac::config
+
+namespace cardiac::config {
+namespace {
+
+TEST(FleetConfig, DefaultsAndValues) {
+  auto d = parse_config(default_config_text(), "default");
+  ASSERT_TRUE(d) << d.error().what();
+  EXPECT_EQ(d->fleet, FleetSettings{});
+  EXPECT_EQ(d->fleet.job, "cardiac");
+  auto c = parse_config(
+      "[fleet]\nprometheus = \"http://prom:9090\"\njob = \"gpu\"\ntimeout = \"3s\"\n"
+      "bearer_token_file = \"/etc/cardiac/prom-token\"\n",
+      "cardiac.toml");
+  ASSERT_TRUE(c) << c.error().what();
+  EXPECT_EQ(c->fleet.prometheus, "http://prom:9090");
+  EXPECT_EQ(c->fleet.job, "gpu");
+  EXPECT_EQ(c->fleet.timeout, 3 * kNsPerSec);
+  EXPECT_EQ(c->fleet.bearer_token_file, "/etc/cardiac/prom-token");
+}
+
+TEST(FleetConfig, BadValuesNameTheKeyAndLine) {
+  auto job = parse_config("[fleet]\n\njob = \"\"\n", "cardiac.toml");
+  ASSERT_FALSE(job);
+  EXPECT_NE(job.error().what().find("fleet.job"), std::string::npos) << job.error().what();
+  EXPECT_NE(job.error().what().find("cardiac.toml:3"), std::string::npos) << job.error().what();
+  auto zero = parse_config("[fleet]\ntimeout = \"0s\"\n", "cardiac.toml");
+  ASSERT_FALSE(zero);
+  EXPECT_NE(zero.error().what().find("fleet.timeout"), std::string::npos) << zero.error().what();
+  auto unknown = parse_config("[fleet]\nurl = \"x\"\n", "cardiac.toml");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().what().find("url"), std::string::npos) << unknown.error().what();
+}
+
+}  // namespace
+}  // namespace cardiac::config
