@@ -198,7 +198,8 @@ Result<ServeResult> simulate(const EngineConfig& config, const std::vector<Reque
   out.tpot = summarize(tpot);
   out.e2e = summarize(e2e);
   out.queue_wait = summarize(wait);
-  double busy = 0, used = 0, alloc = 0, area = 0, slots = 0, useful = 0;
+  double busy = 0, used = 0, alloc = 0, area = 0, slots = 0, useful = 0, row_steps = 0;
+  std::int64_t decode_steps = 0;
   for (const Replica& rep : replicas) {
     busy += rep.busy;
     used += rep.used_area;
@@ -206,12 +207,15 @@ Result<ServeResult> simulate(const EngineConfig& config, const std::vector<Reque
     area += rep.queue_area;
     slots += rep.slots;
     useful += rep.useful;
+    row_steps += rep.row_steps;
+    decode_steps += rep.decode_steps;
     out.preemptions += rep.preemptions;
     out.steps += rep.steps_run;
     out.kv_peak_allocated_tokens = std::max(out.kv_peak_allocated_tokens, rep.peak_alloc_tokens);
   }
   const double replica_time = span * config.replicas;
   out.gpu_busy = busy / replica_time;
+  out.mean_batch = decode_steps > 0 ? row_steps / static_cast<double>(decode_steps) : 0;
   out.kv_used_tokens = used / replica_time;
   out.kv_allocated_tokens = alloc / replica_time;
   out.kv_waste = alloc > 0 ? 1 - used / alloc : 0;

@@ -65,7 +65,8 @@ struct ServeResult {
   std::int64_t input_tokens = 0, output_tokens = 0;
   double input_tps = 0, output_tps = 0;
   Percentiles ttft, tpot, e2e, queue_wait;
-  double gpu_busy = 0;  // share of the makespan the replicas spent in steps
+  double gpu_busy = 0;    // share of the makespan the replicas spent in steps
+  double mean_batch = 0;  // rows in a decode step, on average
   // KV cache, per replica averaged over time (tokens): held by requests vs allocated to them.
   double kv_used_tokens = 0, kv_allocated_tokens = 0, kv_waste = 0;
   std::int64_t kv_peak_allocated_tokens = 0;  // the largest any replica held

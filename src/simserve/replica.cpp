@@ -158,6 +158,8 @@ void Replica::account(double dt, std::int64_t n, std::int64_t grow) {
                                : static_cast<double>(allocated_);
   alloc_area += dt * alloc;
   slots += static_cast<double>(rows_) * nd;
+  row_steps += static_cast<double>(rows_) * nd;
+  decode_steps += n;
   useful += static_cast<double>(live_rows_) * nd;
 }
 

@@ -76,6 +76,8 @@ class Replica {
   double alloc_area = 0;  // tokens allocated × seconds
   double queue_area = 0;  // waiting requests × seconds
   double slots = 0, useful = 0;
+  double row_steps = 0;  // decode rows × steps
+  std::int64_t decode_steps = 0;
   std::int64_t peak_alloc_tokens = 0;
   std::int64_t steps_run = 0;
   std::int64_t preemptions = 0;

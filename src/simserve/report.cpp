@@ -49,6 +49,8 @@ std::vector<Line> lines() {
       {"queue wait mean", [](const ServeResult& r) { return ms(r.queue_wait.mean); }},
       {"queue length mean", [](const ServeResult& r) { return fmt::format("{:.1f}", r.little_l); }},
       {"GPU busy", [](const ServeResult& r) { return pct(r.gpu_busy); }},
+      {"decode batch mean",
+       [](const ServeResult& r) { return fmt::format("{:.1f}", r.mean_batch); }},
       {"KV used / allocated",
        [](const ServeResult& r) {
          return fmt::format("{:.0f} / {:.0f}", r.kv_used_tokens, r.kv_allocated_tokens);
@@ -207,6 +209,7 @@ nlohmann::json to_json(const std::vector<ServeResult>& runs, const nlohmann::jso
                     {"latency", percentiles_json(r.e2e)},
                     {"queue_wait", percentiles_json(r.queue_wait)},
                     {"gpu_busy", r.gpu_busy},
+                    {"mean_batch", r.mean_batch},
                     {"kv",
                      {{"used_tokens", r.kv_used_tokens},
                       {"allocated_tokens", r.kv_allocated_tokens},

@@ -132,6 +132,8 @@ TEST(Batching, StaticAndContinuousAgreeAtSaturationWithUniformLengths) {
     EXPECT_NEAR(rc->output_tps / rs->output_tps, 1.0, 1e-9);
     EXPECT_NEAR(rc->input_tps / rs->input_tps, 1.0, 1e-9);
     EXPECT_EQ(rs->padding_waste, 0);
+    EXPECT_NEAR(rs->mean_batch, 32, 1e-9);
+    EXPECT_NEAR(rc->mean_batch, 32, 1e-9);
     // Chunked prefill interleaves prompts with decodes: the same work, a different schedule.
     c.chunked_prefill = true;
     c.max_batched_tokens = 2048;
