@@ -158,7 +158,11 @@ Result<Prepared> prepare(const ServeFlags& f) {
   o.memory_fraction = f.memory_fraction;
   const plan::GpuMemory mem{gpu->name, gpu->memory, gpu->memory};
   const plan::InferenceMemory im = plan::plan_inference(*model, o, mem);
-  std::int64_t kv_tokens = f.kv_tokens.value_or(im.kv_tokens);
+  if (f.kv_tokens && *f.kv_tokens < f.block_size) {
+    return bad(fmt::format("must hold at least one block ({} tokens)", f.block_size),
+               "--kv-tokens " + std::to_string(*f.kv_tokens));
+  }
+  const std::int64_t kv_tokens = f.kv_tokens.value_or(im.kv_tokens);
   if (kv_tokens < f.block_size) {
     return bad(fmt::format("{} on {} × {} leaves no room for the KV cache ({:.1f} GiB of weights "
                            "per GPU); use more GPUs per replica (--tp) or smaller --dtype",

@@ -114,9 +114,14 @@ Result<ServeResult> simulate(const EngineConfig& config, const std::vector<Reque
                     config.kv_tokens, s.reserve),
         "sim serve"));
   }
+  // About 200 samples over the run: the arrivals' span, or when they come at once, a lower
+  // bound of the time the work takes (every token in one compute-bound step per replica).
+  double tokens = 0;
+  for (const Request& r : requests) tokens += static_cast<double>(r.prompt) + r.output;
+  const double work = config.cost.step(tokens, 0, 0) / config.replicas;
   const double last_arrival = requests.back().arrival;
-  s.interval =
-      config.sample_interval_s > 0 ? config.sample_interval_s : std::max(last_arrival, 1e-3) / 200;
+  s.interval = config.sample_interval_s > 0 ? config.sample_interval_s
+                                            : std::max({last_arrival, work, 1e-3}) / 200;
   std::vector<Replica> replicas;
   replicas.reserve(static_cast<std::size_t>(config.replicas));
   for (int i = 0; i < config.replicas; ++i) replicas.emplace_back(s);

@@ -40,7 +40,6 @@ std::vector<Request> poisson(double rate, std::uint64_t n, const char* prompt, c
 }
 
 const Policy kStaticReserved{Batching::kStatic, KvMode::kReserved};
-const Policy kStaticPaged{Batching::kStatic, KvMode::kPaged};
 const Policy kContReserved{Batching::kContinuous, KvMode::kReserved};
 const Policy kContPaged{Batching::kContinuous, KvMode::kPaged};
 

@@ -8,7 +8,9 @@
 namespace cardiac::simserve {
 namespace {
 
-const std::vector<ServiceClass> kOne = {ServiceClass{"default", 1, std::nullopt, std::nullopt}};
+std::vector<ServiceClass> one() {
+  return {ServiceClass{"default", 1, std::nullopt, std::nullopt}};
+}
 
 TEST(Length, ParsesTheThreeForms) {
   auto f = parse_length("512", "--prompt-len");
@@ -40,7 +42,7 @@ TEST(Workload, PoissonRateAndLengthsMatchTheirParameters) {
   w.requests = 200000;
   w.prompt = *parse_length("uniform:100:300", "p");
   w.output = *parse_length("lognormal:200:100000:0.5", "o");
-  auto reqs = generate(w, kOne);
+  auto reqs = generate(w, one());
   ASSERT_EQ(reqs.size(), 200000u);
   EXPECT_NEAR(reqs.back().arrival, 200000 / 50.0, 200000 / 50.0 * 0.01);
   double prompt = 0;
@@ -79,7 +81,7 @@ TEST(Workload, ClassesFollowTheirShares) {
 TEST(Trace, ReadsRowsSkipsHeaderAndCommentsAndSorts) {
   auto r =
       parse_trace("arrival,prompt_tokens,output_tokens\n# a comment\n2.5,100,20\n\n0.5, 300 ,1\n",
-                  "t.csv", kOne, 1);
+                  "t.csv", one(), 1);
   ASSERT_TRUE(r) << r.error().what();
   ASSERT_EQ(r->size(), 2u);
   EXPECT_EQ((*r)[0].arrival, 0.5);
@@ -105,8 +107,8 @@ TEST(Trace, ErrorsNameFileLineAndField) {
     EXPECT_NE(r.error().what().find(c.where), std::string::npos)
         << c.text << " -> " << r.error().what();
   }
-  EXPECT_FALSE(parse_trace("arrival,prompt,output\n", "t.csv", kOne, 1));
-  auto missing = load_trace("/nonexistent/trace.csv", kOne, 1);
+  EXPECT_FALSE(parse_trace("arrival,prompt,output\n", "t.csv", one(), 1));
+  auto missing = load_trace("/nonexistent/trace.csv", one(), 1);
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().what().find("/nonexistent/trace.csv"), std::string::npos);
 }
