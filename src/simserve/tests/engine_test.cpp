@@ -43,7 +43,7 @@ const Policy kStaticReserved{Batching::kStatic, KvMode::kReserved};
 const Policy kContReserved{Batching::kContinuous, KvMode::kReserved};
 const Policy kContPaged{Batching::kContinuous, KvMode::kPaged};
 
-TEST(Roofline, SpanIsTheSumOfItsSteps) {
+TEST(ServeRoofline, SpanIsTheSumOfItsSteps) {
   const CostModel c = llama_h100();
   for (double batch : {1.0, 7.0, 64.0, 256.0}) {
     for (double ctx : {0.0, 1000.0, 300000.0}) {
@@ -64,7 +64,7 @@ TEST(Roofline, SpanIsTheSumOfItsSteps) {
   EXPECT_NEAR(x.decode_span(4, 100, 500), sum, sum * 1e-9);
 }
 
-TEST(Roofline, HandComputedStepsOfLlama8BOnH100) {
+TEST(ServeRoofline, HandComputedStepsOfLlama8BOnH100) {
   const CostModel c = llama_h100();
   // 8.03 B parameters in bf16 = 16.06 GB read per step at 0.8 × 3.35 TB/s: 5.99 ms.
   EXPECT_NEAR(c.decode(1, 0), 16.06e9 / (0.8 * 3.35e12), 0.02e-3);
@@ -75,7 +75,7 @@ TEST(Roofline, HandComputedStepsOfLlama8BOnH100) {
 }
 
 // Static batching pads every row to the batch's longest: 1 - mean / max of the output lengths.
-TEST(StaticBatching, PaddingWasteIsOneMinusMeanOverMax) {
+TEST(ServeStaticBatching, PaddingWasteIsOneMinusMeanOverMax) {
   // Batches of 16: one answer of 2,048 tokens and fifteen that bring the mean to 200.
   std::vector<Request> reqs;
   for (int b = 0; b < 4; ++b) {
@@ -115,7 +115,7 @@ TEST(StaticBatching, PaddingWasteIsOneMinusMeanOverMax) {
 
 // With every request the same length and the queue never empty, a continuous batch fills and
 // drains in lockstep: it is a static batch, and the throughput is the same.
-TEST(Batching, StaticAndContinuousAgreeAtSaturationWithUniformLengths) {
+TEST(ServeBatching, StaticAndContinuousAgreeAtSaturationWithUniformLengths) {
   const auto reqs = at_zero(512, 256, 128);
   for (KvMode kv : {KvMode::kReserved, KvMode::kPaged}) {
     EngineConfig s = config({Batching::kStatic, kv});
@@ -154,7 +154,7 @@ TEST(Batching, StaticAndContinuousAgreeAtSaturationWithUniformLengths) {
 
 // L = lambda W on the waiting queue: the time-integral of the queue's length as the replicas
 // kept it, against the waits recorded per request; and the sampled series' mean against L.
-TEST(Queue, LittlesLawHolds) {
+TEST(ServeQueue, LittlesLawHolds) {
   for (Policy p : all_policies()) {
     EngineConfig c = config(p);
     c.max_batch = 8;
@@ -175,7 +175,7 @@ TEST(Queue, LittlesLawHolds) {
 
 // The cache accounting is recomputed from scratch after every step (check_invariants) and the
 // allocation never passes the budget, also when paged caches run out and preempt.
-TEST(KvCache, NeverExceedsTheBudget) {
+TEST(ServeKvCache, NeverExceedsTheBudget) {
   const auto reqs = poisson(40, 3000, "lognormal:400:3000", "lognormal:300:2000");
   for (Policy p : all_policies()) {
     EngineConfig c = config(p);
@@ -200,7 +200,7 @@ TEST(KvCache, NeverExceedsTheBudget) {
   }
 }
 
-TEST(KvCache, RequestsLongerThanTheReservationAreRejected) {
+TEST(ServeKvCache, RequestsLongerThanTheReservationAreRejected) {
   EngineConfig c = config(kContReserved);
   c.max_seq_len = 1000;
   std::vector<Request> reqs = {{0, 500, 400, 0}, {0, 900, 200, 0}, {1, 10, 10, 0}};
@@ -212,7 +212,7 @@ TEST(KvCache, RequestsLongerThanTheReservationAreRejected) {
   EXPECT_FALSE(simulate(c, reqs));  // the cache holds less than one reservation
 }
 
-TEST(Engine, SameSeedSameResultsOtherSeedOthers) {
+TEST(ServeEngine, SameSeedSameResultsOtherSeedOthers) {
   EngineConfig c = config(kContPaged);
   auto a = simulate(c, poisson(20, 4000, "lognormal:500:4000", "lognormal:200:2000", 7));
   auto b = simulate(c, poisson(20, 4000, "lognormal:500:4000", "lognormal:200:2000", 7));
@@ -222,7 +222,7 @@ TEST(Engine, SameSeedSameResultsOtherSeedOthers) {
   EXPECT_NE(to_json({*a}, {}).dump(), to_json({*d}, {}).dump());
 }
 
-TEST(Engine, HigherClassIsServedFirst) {
+TEST(ServeEngine, HigherClassIsServedFirst) {
   EngineConfig c = config(kContPaged);
   c.classes = {*parse_class("interactive:0.2:ttft=1s"), *parse_class("batch:0.8")};
   c.max_batch = 16;
@@ -236,7 +236,7 @@ TEST(Engine, HigherClassIsServedFirst) {
   EXPECT_EQ(r->classes[0].requests + r->classes[1].requests, 5000);
 }
 
-TEST(Engine, ReplicasShareTheLoad) {
+TEST(ServeEngine, ReplicasShareTheLoad) {
   const auto reqs = at_zero(2000, 200, 200);
   EngineConfig one = config(kContPaged);
   EngineConfig two = one;
@@ -248,7 +248,7 @@ TEST(Engine, ReplicasShareTheLoad) {
   EXPECT_NEAR(b->gpu_busy, a->gpu_busy, 0.02);
 }
 
-TEST(Engine, RefusesConfigurationsThatCannotRun) {
+TEST(ServeEngine, RefusesConfigurationsThatCannotRun) {
   EngineConfig c = config(kContPaged);
   c.max_batched_tokens = 100;  // chunked steps need room beside max_batch decodes
   EXPECT_FALSE(simulate(c, at_zero(1, 10, 10)));
@@ -258,7 +258,7 @@ TEST(Engine, RefusesConfigurationsThatCannotRun) {
   EXPECT_FALSE(simulate(config(kContPaged), {}));
 }
 
-TEST(Report, TextJsonAndHtmlCarryEveryPolicy) {
+TEST(ServeReport, TextJsonAndHtmlCarryEveryPolicy) {
   std::vector<ServeResult> runs;
   for (Policy p : all_policies()) {
     auto r = simulate(config(p), poisson(20, 500, "300", "uniform:10:400"));

@@ -12,7 +12,7 @@ std::vector<ServiceClass> one() {
   return {ServiceClass{"default", 1, std::nullopt, std::nullopt}};
 }
 
-TEST(Length, ParsesTheThreeForms) {
+TEST(ServeLength, ParsesTheThreeForms) {
   auto f = parse_length("512", "--prompt-len");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->kind, LengthDist::Kind::kFixed);
@@ -27,7 +27,7 @@ TEST(Length, ParsesTheThreeForms) {
   EXPECT_EQ(l->max(), 2048);
 }
 
-TEST(Length, RefusesBadFormsNamingTheFlag) {
+TEST(ServeLength, RefusesBadFormsNamingTheFlag) {
   for (const char* bad : {"0", "x", "uniform:20:10", "uniform:1", "lognormal:300:200",
                           "lognormal:200:2048:9", "zipf:1:2", "fixed:1.5"}) {
     auto r = parse_length(bad, "--output-len");
@@ -36,7 +36,7 @@ TEST(Length, RefusesBadFormsNamingTheFlag) {
   }
 }
 
-TEST(Workload, PoissonRateAndLengthsMatchTheirParameters) {
+TEST(ServeWorkload, PoissonRateAndLengthsMatchTheirParameters) {
   PoissonWorkload w;
   w.rate = 50;
   w.requests = 200000;
@@ -59,7 +59,7 @@ TEST(Workload, PoissonRateAndLengthsMatchTheirParameters) {
   EXPECT_TRUE(std::ranges::is_sorted(reqs, {}, &Request::arrival));
 }
 
-TEST(Workload, ClassesFollowTheirShares) {
+TEST(ServeWorkload, ClassesFollowTheirShares) {
   auto a = parse_class("interactive:0.2:ttft=500ms:tpot=50ms");
   ASSERT_TRUE(a);
   EXPECT_EQ(a->name, "interactive");
@@ -78,7 +78,7 @@ TEST(Workload, ClassesFollowTheirShares) {
   }
 }
 
-TEST(Trace, ReadsRowsSkipsHeaderAndCommentsAndSorts) {
+TEST(ServeTrace, ReadsRowsSkipsHeaderAndCommentsAndSorts) {
   auto r =
       parse_trace("arrival,prompt_tokens,output_tokens\n# a comment\n2.5,100,20\n\n0.5, 300 ,1\n",
                   "t.csv", one(), 1);
@@ -89,7 +89,7 @@ TEST(Trace, ReadsRowsSkipsHeaderAndCommentsAndSorts) {
   EXPECT_EQ((*r)[1].output, 20);
 }
 
-TEST(Trace, ErrorsNameFileLineAndField) {
+TEST(ServeTrace, ErrorsNameFileLineAndField) {
   const std::vector<ServiceClass> two = {*parse_class("a:1"), *parse_class("b:1")};
   struct Case {
     const char* text;
