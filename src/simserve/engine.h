@@ -42,6 +42,9 @@ struct EngineConfig {
   double sample_interval_s = 0;            // queue samples; 0: the arrival span / 200
   // Checks the cache accounting from scratch after every step (O(batch) each: tests only).
   bool check_invariants = false;
+  // Tests: at most this many decode steps per span (0: as many as the events allow), to compare
+  // the spans with the step-by-step simulation they stand for.
+  std::int64_t max_span = 0;
   std::vector<ServiceClass> classes = {ServiceClass{"default", 1, std::nullopt, std::nullopt}};
 };
 

@@ -336,6 +336,7 @@ void Replica::decode_span(double t) {
     due_.pop();
   }
   std::int64_t n = due_.empty() ? std::int64_t{1} << 40 : due_.top().step - steps_;
+  if (c_.max_span > 0) n = std::min(n, c_.max_span);
   if (paged()) n = block_limit(n);
   // A span stops at the first step after t only when the next arrival could join.
   const bool room = !is_static() &&

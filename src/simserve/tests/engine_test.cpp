@@ -212,6 +212,36 @@ TEST(ServeKvCache, RequestsLongerThanTheReservationAreRejected) {
   EXPECT_FALSE(simulate(c, reqs));  // the cache holds less than one reservation
 }
 
+// A span of decode steps stands for the steps one by one: the same schedule, the same figures.
+TEST(ServeEngine, SpansGiveWhatStepByStepGives) {
+  const auto reqs = poisson(25, 3000, "lognormal:400:3000", "lognormal:200:2000");
+  for (Policy p : all_policies()) {
+    EngineConfig c = config(p);
+    c.kv_tokens = 30000;  // tight enough for paged preemptions
+    c.check_invariants = false;
+    EngineConfig one = c;
+    one.max_span = 1;
+    auto a = simulate(c, reqs);
+    auto b = simulate(one, reqs);
+    ASSERT_TRUE(a && b);
+    SCOPED_TRACE(p.name());
+    EXPECT_EQ(a->steps, b->steps);
+    EXPECT_EQ(a->preemptions, b->preemptions);
+    EXPECT_EQ(a->completed, b->completed);
+    EXPECT_NEAR(a->makespan_s, b->makespan_s, 1e-9 * b->makespan_s);
+    EXPECT_NEAR(a->ttft.p99, b->ttft.p99, 1e-9 * b->ttft.p99 + 1e-12);
+    EXPECT_NEAR(a->tpot.p50, b->tpot.p50, 1e-9 * b->tpot.p50);
+    EXPECT_NEAR(a->e2e.mean, b->e2e.mean, 1e-9 * b->e2e.mean);
+    EXPECT_NEAR(a->gpu_busy, b->gpu_busy, 1e-9);
+    EXPECT_NEAR(a->padding_waste, b->padding_waste, 1e-9);
+    EXPECT_EQ(a->kv_peak_allocated_tokens, b->kv_peak_allocated_tokens);
+    EXPECT_NEAR(a->kv_waste, b->kv_waste, 0.01);  // a span's growth is taken at its midpoint
+    if (p.kv == KvMode::kPaged) {
+      EXPECT_GT(a->preemptions, 0);
+    }
+  }
+}
+
 TEST(ServeEngine, SameSeedSameResultsOtherSeedOthers) {
   EngineConfig c = config(kContPaged);
   auto a = simulate(c, poisson(20, 4000, "lognormal:500:4000", "lognormal:200:2000", 7));
