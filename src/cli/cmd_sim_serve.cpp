@@ -97,8 +97,11 @@ Result<Prepared> prepare(const ServeFlags& f) {
     return bad(fmt::format("--gpus {} must be a positive multiple of --tp {}", f.gpus, f.tp),
                "--gpus");
   }
-  for (double e : {f.compute_eff, f.bandwidth_eff}) {
-    if (!(e > 0 && e <= 1)) return bad("an efficiency is a share in (0, 1]", "--*-efficiency");
+  if (!(f.compute_eff > 0 && f.compute_eff <= 1)) {
+    return bad("a share in (0, 1]", fmt::format("--compute-efficiency {:g}", f.compute_eff));
+  }
+  if (!(f.bandwidth_eff > 0 && f.bandwidth_eff <= 1)) {
+    return bad("a share in (0, 1]", fmt::format("--bandwidth-efficiency {:g}", f.bandwidth_eff));
   }
   auto timeout = parse_duration_ns(f.batch_timeout);
   if (!timeout || *timeout < 0) {
@@ -127,9 +130,12 @@ Result<Prepared> prepare(const ServeFlags& f) {
     workload = fmt::format("trace {}", f.trace);
     p.setup["workload"] = {{"source", "trace"}, {"trace", f.trace}};
   } else {
-    if (!(f.rate > 0) || !std::isfinite(f.rate)) return bad("must be positive", "--rate");
-    if (!(f.requests >= 1 && f.requests <= 1e9) || f.requests != std::floor(f.requests)) {
-      return bad("a whole number from 1 to 1e9", "--requests");
+    if (!(f.rate > 0) || !std::isfinite(f.rate)) {
+      return bad("must be a positive number", fmt::format("--rate {:g}", f.rate));
+    }
+    // About 150 bytes a request while it runs: 1e8 is 15 GB.
+    if (!(f.requests >= 1 && f.requests <= 1e8) || f.requests != std::floor(f.requests)) {
+      return bad("a whole number from 1 to 1e8", fmt::format("--requests {:g}", f.requests));
     }
     auto prompt = simserve::parse_length(f.prompt_len, "--prompt-len");
     if (!prompt) return fail(prompt.error());
