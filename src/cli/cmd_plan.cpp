@@ -35,20 +35,6 @@ int usage(Context& ctx, const std::string& message) {
   return kExitUsage;
 }
 
-// A preset name or a path to a config.json (or to the directory holding one).
-Result<plan::ModelSpec> resolve_model(const std::string& model) {
-  if (auto p = plan::find_preset(model)) return *p;
-  std::error_code ec;
-  std::string path = model;
-  if (std::filesystem::is_directory(path, ec)) path += "/config.json";
-  if (!std::filesystem::exists(path, ec)) {
-    return fail(Error::not_found(fmt::format("not a preset ({}) nor a config.json file",
-                                             fmt::join(plan::preset_names(), ", ")),
-                                 "--model " + model));
-  }
-  return plan::load_hf_config(path);
-}
-
 Result<Gpus> resolve_gpus(const PlanFlags& f, const Clock& clock) {
   Gpus g;
   if (!f.gpu.empty()) {
@@ -319,7 +305,7 @@ int run_plan(const PlanFlags& f, Context& ctx) {
   if (f.memory_fraction && (*f.memory_fraction <= 0 || *f.memory_fraction > 1)) {
     return usage(ctx, "--gpu-memory-utilization: a fraction above 0 and at most 1");
   }
-  auto model = resolve_model(f.model);
+  auto model = planning::resolve_model(f.model);
   if (!model) return usage(ctx, model.error().what());
   auto gpus = resolve_gpus(f, ctx.clock);
   if (!gpus) {

@@ -282,6 +282,8 @@ int run_checkpoint(const CheckpointFlags& f, Context& ctx) {
 
 }  // namespace
 
+Runner register_sim_serve(CLI::App& sub);  // cmd_sim_serve.cpp
+
 Runner register_sim(CLI::App& sub) {
   auto f = std::make_shared<SimFlags>();
   auto c = std::make_shared<CheckpointFlags>();
@@ -299,9 +301,13 @@ Runner register_sim(CLI::App& sub) {
   ck->add_option("--runs", c->runs, "Monte Carlo runs")->capture_default_str();
   ck->add_option("--seed", c->seed, "Monte Carlo seed")->capture_default_str();
   ck->add_flag("--json", c->json, "JSON output");
+  auto* serve = sub.add_subcommand(
+      "serve", "An inference server: static vs continuous batching, reserved vs paged KV");
+  Runner run_serve = register_sim_serve(*serve);
   add_sim_flags(sub, *f);
-  return [f, c, ck](Context& ctx) {
+  return [f, c, ck, serve, run_serve](Context& ctx) {
     if (ck->parsed()) return run_checkpoint(*c, ctx);
+    if (serve->parsed()) return run_serve(ctx);
     return run_sim(*f, ctx);
   };
 }

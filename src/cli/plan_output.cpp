@@ -2,10 +2,27 @@
 #include "cli/plan_output.h"
 
 #include <cmath>
+#include <filesystem>
+
+#include <fmt/ranges.h>
 
 #include "core/format.h"
 
 namespace cardiac::cli::planning {
+
+Result<plan::ModelSpec> resolve_model(const std::string& model) {
+  if (auto p = plan::find_preset(model)) return *p;
+  std::error_code ec;
+  std::string path = model;
+  if (std::filesystem::is_directory(path, ec)) path += "/config.json";
+  if (!std::filesystem::exists(path, ec)) {
+    return fail(Error::not_found(fmt::format("not a preset ({}) nor a config.json file",
+                                             fmt::join(plan::preset_names(), ", ")),
+                                 "--model " + model));
+  }
+  return plan::load_hf_config(path);
+}
+
 namespace {
 
 constexpr double kKiB = 1024.0;

@@ -10,10 +10,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/context.h"
+#include "core/result.h"
 #include "plan/inference.h"
 #include "plan/model.h"
 
 namespace cardiac::cli::planning {
+
+// A preset name or a path to a config.json (or to the directory holding one); errors name
+// --model.
+Result<plan::ModelSpec> resolve_model(const std::string& model);
 
 struct PlanFlags {
   std::string model;
