@@ -324,8 +324,9 @@ struct HttpServer::Impl {
 void HttpServer::Impl::install_asset_routes() {
   for (const auto& a : web_assets()) {
     const WebAsset* asset = &a;
-    get(std::string(a.url) == "/" ? "/" : std::regex_replace(std::string(a.url),
-                                                             std::regex(R"([.])"), R"(\.)"),
+    get(std::string(a.url) == "/"
+            ? "/"
+            : std::regex_replace(std::string(a.url), std::regex(R"([.])"), R"(\.)"),
         Access::kPage, [this, asset](const auto& req, auto& res) {
           auto answer = assets.answer(*asset, req.get_header_value("Accept-Encoding"),
                                       req.get_header_value("If-None-Match"));
@@ -336,8 +337,7 @@ void HttpServer::Impl::install_asset_routes() {
           res.set_header("Referrer-Policy", "no-referrer");
           res.status = answer.status;
           if (answer.status == 304) return;
-          send_bytes(res, std::move(answer.bytes), std::string(asset->content_type),
-                     answer.coding);
+          send_bytes(res, std::move(answer.bytes), std::string(asset->content_type), answer.coding);
         });
   }
 }

@@ -39,9 +39,7 @@ AssetAnswer StaticAssets::answer(const WebAsset& asset, std::string_view accept_
 }
 
 bool etag_matches(std::string_view if_none_match, std::string_view etag) {
-  auto strip_weak = [](std::string_view t) {
-    return t.starts_with("W/") ? t.substr(2) : t;
-  };
+  auto strip_weak = [](std::string_view t) { return t.starts_with("W/") ? t.substr(2) : t; };
   std::string_view want = strip_weak(etag);
   for (auto part : split(if_none_match, ',')) {
     std::string_view t = trim(part);
