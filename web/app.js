@@ -330,7 +330,13 @@
       });
     }
     tokenUi();
-    refresh().then(loadChart);
+    // Charts need uPlot and charts.js, which run after this file (all deferred): they have
+    // when DOMContentLoaded fires.
+    const scriptsReady = new Promise((resolve) => {
+      if (window.cardiacCharts) resolve();
+      else document.addEventListener('DOMContentLoaded', resolve);
+    });
+    Promise.all([refresh(), scriptsReady]).then(loadChart);
     setInterval(refresh, kRefreshMs);
     // Chart refresh is slower: a range of hours changes little in 5 s.
     setInterval(loadChart, 6 * kRefreshMs);
