@@ -55,11 +55,16 @@ async function cards(page) {
   const fl = stats(loads);
   console.log('first load (page + scripts + styles + uPlot + overview JSON, cold cache): median ' +
     ms(fl.median) + ', min ' + ms(fl.min) + ', max ' + ms(fl.max) + ' over ' + runs + ' runs; ' + bytes + ' bytes transferred');
+  const dr = stats(drawn);
+  console.log('  cards seen drawn (polled from outside, an upper bound): median ' + ms(dr.median) +
+    ', min ' + ms(dr.min) + ', max ' + ms(dr.max));
 
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   await page.goto(url);
   await cards(page);
   const per = [];
+  const fetches = [];
+  const renders = [];
   for (let round = 0; round < 3; ++round) {
     for (let g = 0; g < 8; ++g) {
       // Timed inside the page: from the request to the drawn charts.
@@ -74,14 +79,22 @@ async function cards(page) {
         while (!(root.dataset.target === 'gpu ' + gpu && root.dataset.range === '7d' && Number(root.dataset.points) > 0)) {
           await new Promise((r) => setTimeout(r, 1));
         }
-        return performance.now() - t0;
+        const done = performance.now();
+        const e = performance.getEntriesByType('resource').filter((x) => x.name.includes('gpu=' + gpu + '&range=7d')).pop();
+        return { total: done - t0, fetch: e.responseEnd - e.requestStart, render: done - e.responseEnd };
       }, g);
-      per.push(t);
+      per.push(t.total);
+      fetches.push(t.fetch);
+      renders.push(t.render);
     }
   }
   const c = stats(per);
   console.log('7-day chart of one GPU (request + server + transfer + render of 5 panels): median ' +
     ms(c.median) + ', min ' + ms(c.min) + ', max ' + ms(c.max) + ' over ' + per.length + '; all 8 GPUs: ' +
     ms(per.slice(-8).reduce((a, b) => a + b, 0)) + ' (last round)');
+  const f = stats(fetches);
+  const r = stats(renders);
+  console.log('  of which request to last byte (server + loopback): median ' + ms(f.median) +
+    '; answer to drawn (JSON parse + uPlot): median ' + ms(r.median));
   await browser.close();
 })().catch((e) => { console.error(e); process.exit(1); });
