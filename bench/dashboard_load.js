@@ -2,11 +2,20 @@
 // The dashboard in headless Chromium against a running agent: first load (the page, its
 // scripts, styles and uPlot, and the overview JSON; a new browser context each time, so nothing
 // is cached) and the 7-day charts of each GPU (request, server, transfer and uPlot drawing).
-// usage: node dashboard_load.js URL SOURCE_DIR [RUNS]
+// The machine's load swings wall times; the renderer's busy time (Chrome's TaskDuration: its
+// main thread running tasks) and the agent's CPU time (AGENT_PID's user+sys) swing less.
+// usage: node dashboard_load.js URL SOURCE_DIR [RUNS] [AGENT_PID]
 'use strict';
+const fs = require('fs');
 const path = require('path');
 
-const [url, sourceDir, runsArg] = process.argv.slice(2);
+const [url, sourceDir, runsArg, agentPid] = process.argv.slice(2);
+// The agent's user+sys CPU in ms (0 without a pid).
+function agentCpuMs() {
+  if (!agentPid) return 0;
+  const f = fs.readFileSync('/proc/' + agentPid + '/stat', 'utf8').split(') ')[1].split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;  // utime, stime in USER_HZ (100)
+}
 const runs = Number(runsArg || 10);
 const { chromium } = require(path.join(sourceDir, 'web', 'node_modules', 'playwright-core'));
 
@@ -27,14 +36,20 @@ async function cards(page) {
 (async () => {
   const args = process.getuid() === 0 ? ['--no-sandbox'] : [];
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args });
+  const cpu0 = agentCpuMs();
+  const busy = [];
   const loads = [];
   const drawn = [];
   let bytes = 0;
   for (let i = 0; i < runs; ++i) {
     const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     const page = await ctx.newPage();
+    const cdp = await ctx.newCDPSession(page);
+    await cdp.send('Performance.enable');
     await page.goto(url);
     await cards(page);
+    const m = (await cdp.send('Performance.getMetrics')).metrics;
+    busy.push(m.find((x) => x.name === 'TaskDuration').value * 1000);
     // From the navigation's start to the last of the page's resources and the overview answer.
     const r = await page.evaluate(() => {
       const res = performance.getEntriesByType('resource').filter((e) => !e.name.includes('/chart'));
@@ -55,6 +70,10 @@ async function cards(page) {
   const fl = stats(loads);
   console.log('first load (page + scripts + styles + uPlot + overview JSON, cold cache): median ' +
     ms(fl.median) + ', min ' + ms(fl.min) + ', max ' + ms(fl.max) + ' over ' + runs + ' runs; ' + bytes + ' bytes transferred');
+  const agentMs = (agentCpuMs() - cpu0) / runs;
+  const b = stats(busy);
+  console.log('  renderer main thread busy per load (TaskDuration): median ' + ms(b.median) +
+    '; agent CPU per load (user+sys, 10 ms ticks averaged): ' + ms(agentMs));
   const dr = stats(drawn);
   console.log('  cards seen drawn (polled from outside, an upper bound): median ' + ms(dr.median) +
     ', min ' + ms(dr.min) + ', max ' + ms(dr.max));
@@ -62,6 +81,7 @@ async function cards(page) {
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   await page.goto(url);
   await cards(page);
+  const cpu1 = agentCpuMs();
   const per = [];
   const fetches = [];
   const renders = [];
@@ -94,6 +114,7 @@ async function cards(page) {
     ms(per.slice(-8).reduce((a, b) => a + b, 0)) + ' (last round)');
   const f = stats(fetches);
   const r = stats(renders);
+  if (agentPid) console.log('  agent CPU per 7-day chart (user+sys): ' + ms((agentCpuMs() - cpu1) / per.length));
   console.log('  of which request to last byte (server + loopback): median ' + ms(f.median) +
     '; answer to drawn (JSON parse + uPlot): median ' + ms(r.median));
   await browser.close();

@@ -31,5 +31,5 @@ for _ in $(seq 100); do
   curl -sf "http://127.0.0.1:$port/api/v1/dashboard/overview" | grep -q '"cards":\[{' && break
   sleep 0.1
 done
-node "$src/bench/dashboard_load.js" "http://127.0.0.1:$port/" "$src" "$runs"
-echo "agent CPU (user+sys, clock ticks): $(awk '{print $14+$15}' /proc/$agent/stat)"
+node "$src/bench/dashboard_load.js" "http://127.0.0.1:$port/" "$src" "$runs" "$agent"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -102,8 +102,9 @@ json field(const json& obj, std::string_view path) {
   }
 }
 
-double seconds(TimeNs t) {
-  return static_cast<double>(t / kNsPerSec);
+// Grid times are whole multiples of a step of whole seconds.
+std::int64_t seconds(TimeNs t) {
+  return t / kNsPerSec;
 }
 
 }  // namespace
