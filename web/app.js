@@ -338,6 +338,8 @@
     });
     Promise.all([refresh(), scriptsReady]).then(loadChart);
     setInterval(refresh, kRefreshMs);
+    // The charts' colours are read from the theme when drawn: draw again when it changes.
+    window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', loadChart);
     // Chart refresh is slower: a range of hours changes little in 5 s.
     setInterval(loadChart, 6 * kRefreshMs);
   }

@@ -32,8 +32,12 @@
     const fmt = (u, v) => (v == null ? 'n/a' : (Math.round(v * 10) / 10) + unit);
     const series = [{}];
     panel.series.forEach((s, i) => {
+      // A value with no neighbour draws no line: give such series visible points.
+      const isolated = s.values.some((v, k) => v !== null &&
+        (k === 0 || s.values[k - 1] === null) && (k === s.values.length - 1 || s.values[k + 1] === null));
       series.push({ label: s.label, stroke: colors[i % colors.length], width: 1.5,
-        value: fmt, spanGaps: false });
+        value: fmt, spanGaps: false,
+        points: isolated ? { show: true, size: 5, fill: colors[i % colors.length] } : {} });
     });
     panel.limits.forEach((l) => {
       series.push({ label: l.label, stroke: cssVar('--limit'), width: 1, dash: [6, 4],

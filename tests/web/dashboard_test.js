@@ -186,16 +186,31 @@ async function main() {
     await eventually('the row shown as acked', async () =>
       (await page.getAttribute('#alerts tr[data-alert="' + id + '"]', 'data-status')) === 'acked');
 
-    // Dark theme, and an agent that stops answering is shown as such.
+    // Silence from the page: the alert's rule and labels for 2 h.
+    const fenced = page.locator('#alerts tr[data-alert]').filter({ hasText: 'gpu_fenced' });
+    const fencedId = Number(await fenced.getAttribute('data-alert'));
+    await page.click('#alerts tr[data-alert="' + fencedId + '"] button[data-silence]');
+    await eventually('the alert silenced in /api/v1/alerts', async () => {
+      const alerts = JSON.parse((await get(base, '/api/v1/alerts')).body);
+      const a = alerts.find((x) => x.id === fencedId);
+      return a && a.silenced;
+    });
+
+    // Dark theme: the charts are drawn again in its colours.
+    await page.evaluate(() => { document.getElementById('charts').dataset.range = ''; });
     await page.emulateMedia({ colorScheme: 'dark' });
+    await eventually('the charts drawn again for the dark theme', async () =>
+      (await page.getAttribute('#charts', 'data-range')) === '7d');
     await page.screenshot({ path: path.join(artefacts, 'overview-dark.png'), fullPage: true });
+
+    // An agent that stops answering is shown as such.
 
     check(consoleErrors.length === 0, 'console errors: ' + JSON.stringify(consoleErrors));
     child.kill('SIGKILL');
     await eventually('the page to show the agent gone', async () =>
       (await page.textContent('#verdict')) === 'NO DATA' && /did not answer/.test(await page.textContent('#errors')), 15000);
     await page.screenshot({ path: path.join(artefacts, 'agent-gone.png'), fullPage: true });
-    console.log('PASS: 8 GPU cards (GPU 5 lost), charts for 4 ranges, ack from the page, no console error; screenshots in ' + artefacts);
+    console.log('PASS: 8 GPU cards (GPU 5 lost), charts for 4 ranges, ack and silence from the page, no console error; screenshots in ' + artefacts);
   } finally {
     await browser.close();
     child.kill('SIGKILL');
