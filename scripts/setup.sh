@@ -15,7 +15,11 @@ PACKAGES=(
   prometheus prometheus-alertmanager prometheus-node-exporter curl
   slurmctld slurmd slurm-client munge
   help2man dpkg-dev systemd procps
+  chromium
 )
+# Node and npm for the dashboard (web/): Debian's, unless a node with its own npm is installed
+# already (NodeSource's nodejs provides npm and conflicts with Debian's package).
+if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -42,6 +46,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 else
   echo "setup: all packages present"
 fi
+
+# The dashboard's npm packages (web/package-lock.json): uPlot, embedded into the binary at build
+# time, and playwright-core, which drives chromium in the web test. Exactly the locked versions.
+npm ci --prefix web --no-audit --no-fund
 
 cmake --preset release
 cmake --build --preset release

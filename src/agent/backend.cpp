@@ -6,9 +6,11 @@
 #include "alerts/alert_json.h"
 #include "core/format.h"
 #include "core/time.h"
+#include "dashboard/overview.h"
 #include "health/report.h"
 #include "metrics/exposition_cache.h"
 #include "store/events.h"
+#include "store/incidents.h"
 #include "store/query.h"
 
 namespace cardiac::agent {
@@ -162,7 +164,96 @@ class AgentBackend final : public server::Backend {
     return p_.queue->api_json();
   }
 
+  Result<nlohmann::json> dashboard_overview() override {
+    dashboard::OverviewInput in;
+    in.now = p_.clock.now();
+    in.hostname = p_.options.hostname;
+    in.status = status();
+    in.alerts = part(alerts(false));
+    // The store gives events oldest first: read the whole day (up to the API's cap) and let
+    // the view keep the newest.
+    in.events = part(events(in.now - kEventSpan, kEventCap));
+    in.incidents = part(incidents(in.now - kIncidentSpan));
+    if (p_.queue) in.queue = part(p_.queue->api_json());
+    return dashboard::overview(in);
+  }
+
+  Result<nlohmann::json> dashboard_chart(std::optional<int> gpu,
+                                         const dashboard::ChartRange& range) override {
+    dashboard::ChartInput in;
+    in.gpu = gpu;
+    in.range = range;
+    in.until = p_.clock.now();
+    Snapshot snap = copy();
+    if (snap.report) {
+      nlohmann::json st = health::to_json(*snap.report);
+      if (!gpu) {
+        in.now = st.value("host", nlohmann::json::object());
+      } else {
+        for (const auto& g : st.value("gpus", nlohmann::json::array())) {
+          if (g.value("index", -1) == *gpu) in.now = g;
+        }
+      }
+    }
+    store::HistoryQuery q;
+    if (gpu) q.gpu = static_cast<unsigned>(*gpu);
+    q.since = dashboard::grid_start(in.until, range);
+    q.until = in.until;
+    q.step = range.step;
+    // One reader-lock for all series: a chart is one consistent read, and the reader is not
+    // taken and released a dozen times per request.
+    auto read = p_.reader.with([&](store::Db& db) -> Result<bool> {
+      if (gpu) {
+        auto seen = store::has_gpu_series(db, "gpu_temperature", q.gpu.value());
+        if (!seen) return fail(seen.error());
+        if (!*seen && in.now.is_null()) {
+          return fail(Error::not_found(fmt::format("no GPU {} in this agent's store", *gpu)));
+        }
+      }
+      for (const auto& metric : dashboard::chart_metrics(!gpu)) {
+        q.metric = metric;
+        auto& series = in.series[metric];
+        auto h = store::history(db, q);
+        if (!h) {
+          series.error = h.error().what();
+          continue;
+        }
+        series.points.reserve(h->points.size());
+        for (const auto& pt : h->points) series.points.push_back({pt.time, pt.avg, pt.min, pt.max});
+      }
+      return true;
+    });
+    if (!read) return fail(read.error());
+    return dashboard::chart(in);
+  }
+
  private:
+  // How far back the overview's timeline reaches: a day of events, a week of incidents (open
+  // ones whenever they started).
+  static constexpr DurationNs kEventSpan = 24 * 3600 * kNsPerSec;
+  static constexpr int kEventCap = 10000;
+  static constexpr DurationNs kIncidentSpan = 7 * 24 * 3600 * kNsPerSec;
+
+  static dashboard::Part part(Result<nlohmann::json> r) {
+    return r ? dashboard::Part::ok(std::move(*r)) : dashboard::Part::failed(r.error().what());
+  }
+
+  Result<nlohmann::json> incidents(TimeNs since) {
+    auto list = p_.reader.with([&](store::Db& db) { return store::incidents_since(db, since); });
+    if (!list) return fail(list.error());
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& i : *list) {
+      nlohmann::json j{{"id", i.id},
+                       {"gpu", i.gpu},
+                       {"kind", nvml::device_health_name(i.kind)},
+                       {"started_ns", i.started_ns},
+                       {"evidence", i.evidence}};
+      if (i.ended_ns) j["ended_ns"] = *i.ended_ns;
+      out.push_back(std::move(j));
+    }
+    return out;
+  }
+
   Snapshot copy() { return p_.snapshot.get(); }
   BackendParts p_;
   TimeNs started_;

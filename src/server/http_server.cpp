@@ -18,6 +18,7 @@
 #include "server/encoding.h"
 #include "server/guarded_server.h"
 #include "server/params.h"
+#include "server/static_assets.h"
 
 namespace cardiac::server {
 namespace {
@@ -29,6 +30,7 @@ enum class Access {
   kOpen,    // /metrics, /healthz: scrapers must not need secrets unless asked to
   kRead,    // GET /api/...: open on loopback, token on any other bind
   kMutate,  // POST /api/...: always the token, on loopback too, and never cross-site
+  kPage,    // the dashboard's files: no data in them, never a token (metrics_need_token too)
 };
 
 // Thrown inside handlers to leave with a 4xx; caught by the route wrapper. Keeps each handler a
@@ -211,6 +213,7 @@ struct HttpServer::Impl {
   bool loopback_bind = true;
   std::unique_ptr<httplib::Server> svr;
   std::thread thread;
+  StaticAssets assets;  // the dashboard page at /
 
   // The latest exposition and its compressed forms: the backend hands out the same text until
   // a new sample, so each form is made once per sample however often and by whom it is scraped.
@@ -313,7 +316,31 @@ struct HttpServer::Impl {
   }
 
   void install_routes();
+  void install_asset_routes();
 };
+
+// The page and its scripts carry no data (that comes from the API, under its own rules), so
+// they are open on any bind: a browser cannot send a bearer token for a page load.
+void HttpServer::Impl::install_asset_routes() {
+  for (const auto& a : web_assets()) {
+    const WebAsset* asset = &a;
+    get(std::string(a.url) == "/"
+            ? "/"
+            : std::regex_replace(std::string(a.url), std::regex(R"([.])"), R"(\.)"),
+        Access::kPage, [this, asset](const auto& req, auto& res) {
+          auto answer = assets.answer(*asset, req.get_header_value("Accept-Encoding"),
+                                      req.get_header_value("If-None-Match"));
+          res.set_header("ETag", std::string(asset->etag));
+          res.set_header("Cache-Control", kAssetCacheControl);
+          res.set_header("Content-Security-Policy", kDashboardCsp);
+          res.set_header("X-Content-Type-Options", "nosniff");
+          res.set_header("Referrer-Policy", "no-referrer");
+          res.status = answer.status;
+          if (answer.status == 304) return;
+          send_bytes(res, std::move(answer.bytes), std::string(asset->content_type), answer.coding);
+        });
+  }
+}
 
 void HttpServer::Impl::install_routes() {
   get("/metrics", Access::kOpen, [this](const auto& req, auto& res) {
@@ -366,6 +393,19 @@ void HttpServer::Impl::install_routes() {
     std::string all = to_lower(param(req, "all"));
     send_result(res, backend.alerts(all == "1" || all == "true" || all == "yes"));
   });
+  get("/api/v1/dashboard/overview", Access::kRead,
+      [this](const auto&, auto& res) { send_result(res, backend.dashboard_overview()); });
+  get("/api/v1/dashboard/chart", Access::kRead, [this](const auto& req, auto& res) {
+    std::string target = param(req, "gpu");
+    std::optional<int> gpu;
+    if (target.empty()) throw HttpError{400, "gpu is required (an index or 'host')", "gpu"};
+    if (target != "host") gpu = static_cast<int>(int_param(req, "gpu", 0, 0, 1023));
+    std::string range_text = param(req, "range");
+    auto range = dashboard::parse_chart_range(range_text.empty() ? "1h" : range_text);
+    if (!range) throw HttpError{400, range.error().what(), "range"};
+    send_result(res, backend.dashboard_chart(gpu, *range));
+  });
+  install_asset_routes();
   get("/api/v1/queue", Access::kRead,
       [this](const auto&, auto& res) { send_result(res, backend.queue()); });
   post(R"(/api/v1/alerts/([^/]+)/ack)", Access::kMutate, [this](const auto& req, auto& res) {

@@ -11,6 +11,7 @@
 
 #include "core/clock.h"
 #include "core/result.h"
+#include "dashboard/chart.h"
 
 namespace cardiac::server {
 
@@ -54,6 +55,17 @@ class Backend {
   // GET /api/v1/queue: the job queue's jobs, counts and fences (unsupported without a queue).
   virtual Result<nlohmann::json> queue() {
     return tl::unexpected(Error::unsupported("this agent runs no job queue ([queue] enabled)"));
+  }
+  // GET /api/v1/dashboard/overview: dashboard::overview() over what the agent has now.
+  virtual Result<nlohmann::json> dashboard_overview() {
+    return tl::unexpected(Error::unsupported("this server has no dashboard data"));
+  }
+  // GET /api/v1/dashboard/chart: dashboard::chart() for a GPU (nullopt: the host) over `range`.
+  virtual Result<nlohmann::json> dashboard_chart(std::optional<int> gpu,
+                                                 const dashboard::ChartRange& range) {
+    (void)gpu;
+    (void)range;
+    return tl::unexpected(Error::unsupported("this server has no dashboard data"));
   }
 };
 

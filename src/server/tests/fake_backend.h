@@ -62,6 +62,19 @@ class FakeBackend final : public Backend {
     return json{{"id", 7}};
   }
 
+  Result<json> dashboard_overview() override {
+    std::lock_guard lock(mu);
+    return json{{"schema", "cardiac.dashboard.overview/v1"}};
+  }
+  Result<json> dashboard_chart(std::optional<int> gpu,
+                               const dashboard::ChartRange& range) override {
+    std::lock_guard lock(mu);
+    last_chart_gpu = gpu;
+    last_chart_range = range.name;
+    if (gpu && *gpu == 99) return fail(Error::not_found("no GPU 99"));
+    return json{{"range", range.name}};
+  }
+
   std::mutex mu;
   json status_body = {{"gpus", json::array()}};
   // What /metrics answers; tests replace it to stand for a new sample.
@@ -76,6 +89,8 @@ class FakeBackend final : public Backend {
   std::int64_t last_ack_id = -1;
   std::string last_who, last_matcher, last_comment;
   DurationNs last_duration = 0;
+  std::optional<int> last_chart_gpu;
+  std::string last_chart_range;
 };
 
 }  // namespace cardiac::server::test_support
