@@ -121,6 +121,8 @@ void validate_processes(const Json& list, const std::string& where) {
         parse_uint(value, at(w, key), kU32Max);
       } else if (key == "used_memory_bytes") {
         parse_uint(value, at(w, key), kU64Max);
+      } else if (key == "used_memory_growth_bytes_per_s" || key == "growth_since") {
+        parse_seconds(value, at(w, key));  // a non-negative number
       } else if (key == "type") {
         if (value != "compute" && value != "graphics" && value != "compute+graphics") {
           throw SchemaError(at(w, key) +
