@@ -26,7 +26,7 @@ struct LineFit {
 // Theil–Sen over the points (at most kMaxFitPoints are used, evenly thinned). Unset with fewer
 // than two distinct instants.
 std::optional<LineFit> theil_sen(const Series& points);
-inline constexpr std::size_t kMaxFitPoints = 120;
+inline constexpr std::size_t kMaxFitPoints = 64;
 
 struct GrowthCriteria {
   DurationNs min_span = 10 * 60 * kNsPerSec;      // the window the points must cover

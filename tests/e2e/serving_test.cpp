@@ -5,11 +5,15 @@
 // text) with its KV cache full, and one that cannot be read, become pending alerts.
 #include <httplib.h>
 
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "src/core/tests/temp_dir.h"
+#include "tests/e2e/run_cardiac.h"
 #include "tests/e2e/support.h"
 
 namespace cardiac::e2e {
@@ -132,6 +136,77 @@ TEST(ServingE2e, AGrowingProcessAndAFullKvCacheRaiseAlerts) {
   bool found = false;
   for (const auto& p : book["processes"]) found |= p["pid"].dump() == pid && p["gpu"] == 0;
   EXPECT_TRUE(found) << book.dump();
+}
+
+const std::string kHost = std::string(CARDIAC_FIXTURES_DIR) + "/hosts/debian-gpu-8x";
+
+// `cardiac doctor` on the healthy box with GPU 0 96 % used by pid 4242, whose command line is
+// `cmdline` (NULs between arguments), and `config` as its configuration.
+nlohmann::json doctor_on_full_gpu(const cardiac::testing::TempDir& tmp, const std::string& cmdline,
+                                  const std::string& config) {
+  namespace fs = std::filesystem;
+  const fs::path host = fs::path(tmp.path()) / "host";
+  fs::remove_all(host);
+  fs::copy(kHost, host, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  fs::remove_all(host / "proc" / "48213");
+  std::ofstream(host / "proc" / "4242" / "cmdline", std::ios::trunc) << cmdline;
+  auto s = scenario("healthy-8xh100.json");
+  auto& gpu = s["devices"][0];
+  const std::uint64_t total = gpu["memory_total"];
+  gpu["memory_used"] = total / 100 * 96;
+  gpu["memory_free"] = total - total / 100 * 96;
+  gpu["processes"][0]["used_memory_bytes"] = total / 100 * 95;
+  const std::string scenario_path = tmp.path() + "/scenario.json";
+  std::ofstream(scenario_path, std::ios::trunc) << s.dump();
+  const std::string config_path = tmp.path() + "/cardiac.toml";
+  std::ofstream(config_path, std::ios::trunc) << config;
+  auto r =
+      run_cardiac({"doctor", "--json", "--config", config_path, "--nvml-lib", FAKE_NVML_PATH,
+                   "--root", host.string(), "--window", "0", "--quiet", "--no-kmsg", "--no-probe"},
+                  {{"CARDIAC_FAKE_NVML_SCENARIO", scenario_path}});
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << r.out << r.err;
+  return j;
+}
+
+const nlohmann::json* finding(const nlohmann::json& j, const std::string& id) {
+  if (!j.contains("findings")) return nullptr;
+  for (const auto& f : j["findings"]) {
+    if (f["id"] == id) return &f;
+  }
+  return nullptr;
+}
+
+TEST(ServingE2e, DoctorTellsAPreallocatedKvCacheFromExhaustionAndReadsTheEngines) {
+  Loopback loop;
+  cardiac::testing::TempDir tmp;
+  using namespace std::string_literals;
+  const std::string config = "[serving]\nengines = [\"" + loop.url("/metrics") + "\", \"" +
+                             loop.url("/not-metrics") + "\"]\n";
+  auto vllm = doctor_on_full_gpu(
+      tmp,
+      "python3\0-m\0vllm.entrypoints.openai.api_server\0--gpu-memory-utilization\0"
+      "0.95\0"s,
+      config);
+  const auto* pre = finding(vllm, "resources.vram_preallocated");
+  ASSERT_NE(pre, nullptr) << vllm.dump(1);
+  EXPECT_EQ((*pre)["severity"], "info");
+  const std::string title = (*pre)["title"];
+  EXPECT_NE(title.find("preallocated by vLLM (KV cache), not exhaustion"), std::string::npos)
+      << title;
+  EXPECT_EQ(finding(vllm, "resources.vram_full"), nullptr);
+  // The engine at the loopback URL: KV cache 98.7 % with 17 requests waiting.
+  const auto* kv = finding(vllm, "serving.kv_cache_full");
+  ASSERT_NE(kv, nullptr) << vllm.dump(1);
+  const std::string kv_title = (*kv)["title"];
+  EXPECT_NE(kv_title.find("memory-bound"), std::string::npos) << kv_title;
+  EXPECT_NE(finding(vllm, "serving.engine_unreachable"), nullptr) << vllm.dump(1);
+
+  // The same full GPU under a training script is exhaustion.
+  auto train = doctor_on_full_gpu(tmp, "python3\0train.py\0"s, "");
+  EXPECT_NE(finding(train, "resources.vram_full"), nullptr) << train.dump(1);
+  EXPECT_EQ(finding(train, "resources.vram_preallocated"), nullptr);
+  EXPECT_EQ(finding(train, "serving.kv_cache_full"), nullptr);
 }
 
 }  // namespace
