@@ -49,6 +49,13 @@ std::string count(double v) {
   return fmt::format("{:.0f}", v);
 }
 
+// "5 requests waiting, 31 running", or without the part the engine does not report.
+std::string queue_text(const EngineStats& s) {
+  std::string out = fmt::format("{} requests waiting", count(s.requests_waiting.value_or(0)));
+  if (s.requests_running) out += fmt::format(", {} running", count(*s.requests_running));
+  return out;
+}
+
 }  // namespace
 
 EngineStats engine_stats(const std::vector<PromSample>& samples) {
@@ -104,8 +111,7 @@ std::optional<ServingVerdict> judge_engine(const EngineStats& now, const EngineS
         "and running ones are preempted (their cache thrown away and recomputed later). More "
         "compute does not help; more KV memory, or less needed per sequence, does.";
     v.evidence.push_back(fmt::format("KV cache usage {:.1f} %", *now.kv_cache_usage * 100));
-    v.evidence.push_back(fmt::format("{} requests waiting, {} running", count(waiting),
-                                     count(now.requests_running.value_or(0))));
+    v.evidence.push_back(queue_text(now));
     if (preempted) {
       v.evidence.push_back(fmt::format("{} preemptions since the previous scrape ({} in all)",
                                        count(*preempted), count(*now.preemptions_total)));
@@ -131,8 +137,7 @@ std::optional<ServingVerdict> judge_engine(const EngineStats& now, const EngineS
         "holds them back: the engine does not admit more sequences into its batch. The limit "
         "is its scheduler's configuration (the maximum number of sequences, or of batched "
         "tokens), static batching, or a front end that feeds it one request at a time.";
-    v.evidence.push_back(fmt::format("{} requests waiting, {} running", count(waiting),
-                                     count(now.requests_running.value_or(0))));
+    v.evidence.push_back(queue_text(now));
     v.evidence.push_back(fmt::format("GPU utilization {:.0f} %", *gpu_busy_pct));
     if (now.kv_cache_usage) {
       v.evidence.push_back(fmt::format("KV cache usage {:.1f} %", *now.kv_cache_usage * 100));

@@ -97,8 +97,16 @@ EngineStats scrape_engine(const std::string& url, const ScrapeOptions& o, TimeNs
     return out;
   }
   if (!res) {
-    out.error = fmt::format("no answer within {}: {}", format_duration(o.timeout),
-                            httplib::to_string(res.error()));
+    const auto e = res.error();
+    const bool late = e == httplib::Error::ConnectionTimeout || e == httplib::Error::Read;
+    out.error = late ? fmt::format("no answer within {} (httplib: {})", format_duration(o.timeout),
+                                   httplib::to_string(e))
+                : e == httplib::Error::Connection
+                    ? fmt::format(
+                          "could not connect: refused, unreachable, or the host name did "
+                          "not resolve (httplib: {})",
+                          httplib::to_string(e))
+                    : fmt::format("the request failed (httplib: {})", httplib::to_string(e));
     return out;
   }
   if (res->status != 200) {

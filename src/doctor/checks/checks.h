@@ -32,8 +32,12 @@ void check_serving(const DoctorInput& in, std::vector<Finding>& out);
 std::vector<ProcessVram> process_vram_series(const DoctorInput& in);
 // The inference engine (vLLM, SGLang, …) holding most of `g` at a flat level, when one does:
 // its memory is the preallocated KV cache, not exhaustion.
-std::optional<serving::EngineGuess> preallocating_engine(const DoctorInput& in,
-                                                         const nvml::GpuReading& g);
+struct PreallocatingEngine {
+  std::uint32_t pid = 0;
+  serving::EngineGuess engine;
+};
+std::optional<PreallocatingEngine> preallocating_engine(const DoctorInput& in,
+                                                        const nvml::GpuReading& g);
 // Network: probes (near vs far), NIC saturation, errors and drops, DNS time.
 void check_network(const DoctorInput& in, std::vector<Finding>& out);
 

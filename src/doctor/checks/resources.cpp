@@ -371,7 +371,8 @@ void check_starved_gpus(const DoctorInput& in, const GpuMap& map, std::vector<Fi
 // vLLM and SGLang take gpu_memory_utilization / mem_fraction_static of the GPU at start for
 // their KV cache and keep it: full by design, and flat.
 Finding vram_preallocated(const nvml::GpuReading& g, const GpuMap& map, double pct,
-                          const serving::EngineGuess& engine) {
+                          const PreallocatingEngine& by) {
+  const serving::EngineGuess& engine = by.engine;
   Finding f;
   f.id = "resources.vram_preallocated";
   f.category = Category::kResources;
@@ -394,9 +395,10 @@ Finding vram_preallocated(const nvml::GpuReading& g, const GpuMap& map, double p
                         .text = fmt::format("{} used of {}", format_bytes(*g.memory_used),
                                             format_bytes(*g.memory_total)),
                         .source = "nvml"});
-  f.evidence.push_back({.kind = "process",
-                        .text = "recognised as " + engine.engine + ": " + engine.why,
-                        .source = "/proc/<pid>/cmdline"});
+  f.evidence.push_back(
+      {.kind = "process",
+       .text = fmt::format("pid {} recognised as {}: {}", by.pid, engine.engine, engine.why),
+       .source = fmt::format("/proc/{}/cmdline", by.pid)});
   f.actions = {
       "Nothing to do for memory; if another process must share this GPU, lower the "
       "engine's memory fraction (vLLM --gpu-memory-utilization, SGLang "

@@ -210,8 +210,8 @@ std::vector<ProcessVram> process_vram_series(const DoctorInput& in) {
   return out;
 }
 
-std::optional<serving::EngineGuess> preallocating_engine(const DoctorInput& in,
-                                                         const nvml::GpuReading& g) {
+std::optional<PreallocatingEngine> preallocating_engine(const DoctorInput& in,
+                                                        const nvml::GpuReading& g) {
   if (!g.memory_total || *g.memory_total == 0) return std::nullopt;
   const auto series = process_vram_series(in);
   for (const auto& p : g.processes) {
@@ -225,7 +225,7 @@ std::optional<serving::EngineGuess> preallocating_engine(const DoctorInput& in,
       if (serving::steady_growth(s.points) || !serving::flat_and_high(s.points, total, kHighShare))
         return std::nullopt;
     }
-    return guess;
+    return PreallocatingEngine{p.pid, *guess};
   }
   return std::nullopt;
 }
