@@ -53,7 +53,7 @@ using CmdlineReader = std::function<std::string(std::uint32_t pid)>;
 
 class VramBook {
  public:
-  explicit VramBook(VramBookOptions o = {}) : o_(std::move(o)) {}
+  explicit VramBook(VramBookOptions o = {}) : o_(o) {}
   // One GPU sample. Reads the command line once per new process. Returns true when a point
   // was stored for some process (the projections changed).
   bool add(const nvml::GpuSnapshot& snap, TimeNs now, const CmdlineReader& cmdline);

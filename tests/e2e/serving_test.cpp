@@ -138,7 +138,9 @@ TEST(ServingE2e, AGrowingProcessAndAFullKvCacheRaiseAlerts) {
   EXPECT_TRUE(found) << book.dump();
 }
 
-const std::string kHost = std::string(CARDIAC_FIXTURES_DIR) + "/hosts/debian-gpu-8x";
+std::string host_fixture() {
+  return std::string(CARDIAC_FIXTURES_DIR) + "/hosts/debian-gpu-8x";
+}
 
 // `cardiac doctor` on the healthy box with GPU 0 96 % used by pid 4242, whose command line is
 // `cmdline` (NULs between arguments), and `config` as its configuration.
@@ -147,7 +149,7 @@ nlohmann::json doctor_on_full_gpu(const cardiac::testing::TempDir& tmp, const st
   namespace fs = std::filesystem;
   const fs::path host = fs::path(tmp.path()) / "host";
   fs::remove_all(host);
-  fs::copy(kHost, host, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  fs::copy(host_fixture(), host, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
   fs::remove_all(host / "proc" / "48213");
   std::ofstream(host / "proc" / "4242" / "cmdline", std::ios::trunc) << cmdline;
   auto s = scenario("healthy-8xh100.json");

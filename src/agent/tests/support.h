@@ -58,7 +58,7 @@ struct GpuScript {
       p.pid = 4242;
       p.name = "python3";
       p.type = "compute";
-      p.used_memory_bytes = *process_memory;
+      p.used_memory_bytes = process_memory;
       g.processes.push_back(p);
     }
     s.gpus.push_back(std::move(g));
@@ -78,7 +78,8 @@ class ScriptedGpus final : public GpuSource {
 
 // An agent on loopback (an ephemeral port), no kernel log, no queue, no NVML event worker,
 // no background sampling: every sample is a sample_now() call.
-inline AgentOptions in_process_options(const TempDir& dir, std::shared_ptr<GpuScript> script) {
+inline AgentOptions in_process_options(const TempDir& dir,
+                                       const std::shared_ptr<GpuScript>& script) {
   AgentOptions o;
   o.config.agent.state_dir = dir.path() + "/state";
   o.config.agent.listen = "127.0.0.1:0";

@@ -17,7 +17,7 @@ constexpr TimeNs kNow = 1700000000000000000;
 
 // GPU 0 (80 GiB) with process 4242 holding `used`, `samples` readings 1 s apart ending now.
 DoctorInput one_process(const std::function<std::uint64_t(int)>& used, int samples,
-                        std::string name = "python3", unsigned util = 90) {
+                        const std::string& name = "python3", unsigned util = 90) {
   DoctorInput in;
   in.now = kNow;
   for (int i = 0; i < samples; ++i) {
