@@ -146,6 +146,7 @@ struct Agent::Parts {
   KmsgStatus kmsg;
   Latest<HostView> host;
   Latest<Snapshot> snapshot;
+  Latest<EngineReads> engines;  // [serving] engines, read on their own thread
   std::shared_ptr<const FileSystem> fs;
   std::unique_ptr<AgentStore> store;
   std::optional<Guarded<store::Db>> reader;
@@ -204,12 +205,15 @@ std::unique_ptr<Sampler> make_sampler(Agent::Parts& p, std::unique_ptr<rules::Ru
     copts.env = p.options.worker_env;
     gpus = worker_gpu_source(std::move(copts), p.clock);
   }
-  return std::make_unique<Sampler>(
-      CollectStage(std::move(gpus), p.fs, p.host, p.inbox, p.kmsg, p.clock),
-      PersistStage(c.kmsg.source, c.store.flush_interval, p.clock),
-      EvaluateStage(std::move(engine), c.kmsg.enabled),
-      PublishStage(std::move(publish), *p.store, p.snapshot, p.clock), *p.store, c.agent.interval,
-      p.clock);
+  CollectStage collect(std::move(gpus), p.fs, p.host, p.inbox, p.kmsg, p.clock);
+  collect.watch_serving(
+      std::make_unique<ServingWatch>(c.serving, c.agent.state_dir + "/gpu-processes.json", p.fs,
+                                     c.serving.engines.empty() ? nullptr : &p.engines, p.clock));
+  return std::make_unique<Sampler>(std::move(collect),
+                                   PersistStage(c.kmsg.source, c.store.flush_interval, p.clock),
+                                   EvaluateStage(std::move(engine), c.kmsg.enabled),
+                                   PublishStage(std::move(publish), *p.store, p.snapshot, p.clock),
+                                   *p.store, c.agent.interval, p.clock);
 }
 
 }  // namespace
@@ -311,6 +315,10 @@ Status Agent::start() {
       run_nvml_events(p.options.executable, cfg.nvml.library, p.options.worker_env, p.inbox,
                       p.clock, p.stopper);
     });
+  }
+  if (!c.serving.engines.empty()) {
+    p.threads.emplace_back(
+        [&p] { run_engine_scrapes(p.options.config.serving, p.engines, p.clock, p.stopper); });
   }
   p.threads.emplace_back([&p] { run_maintenance(p.options.config, p.clock, p.stopper); });
   log::info("agent listening on {}:{}, state in {}", sopts.address, p.port, c.agent.state_dir);
@@ -432,7 +440,10 @@ void Agent::stop() {
     if (t.joinable()) t.join();
   }
   p.threads.clear();
-  if (p.sampler) p.sampler->publish().stop();
+  if (p.sampler) {
+    p.sampler->publish().stop();
+    p.sampler->collect().save_serving();
+  }
   if (p.store) {
     p.store->with([](AgentStore::Access& a) {
       if (auto st = a.writer.flush(); !st) log::error("final flush failed: {}", st.error().what());

@@ -118,6 +118,7 @@ Collected CollectStage::run() {
   health::name_gpu_processes(*fs_, c.gpus);
   note_nvml_change(c.gpus, nvml_was_available_);
   c.now = clock_.now();
+  if (serving_) serving_->add(c.gpus, c.now, c.serving_points);
   c.host = host_.get();
   // After the GPU read: events logged while it ran belong to this sample.
   c.inbox = inbox_.take();
@@ -243,6 +244,7 @@ Evaluated EvaluateStage::run(AgentStore::Access& store, const Collected& in,
   auto view = rules::build_sample_view(in.gpus, host, rates, in.now,
                                        {&tally.xid_counts, &tally.fault_counts});
   if (kmsg_watched_) view.points.push_back({"kmsg_up", {}, in.kmsg_up ? 1.0 : 0.0});
+  view.points.insert(view.points.end(), in.serving_points.begin(), in.serving_points.end());
   auto transitions = engine_->evaluate(view, in.now);
   for (auto& t : fence_transitions(in.inbox.fences)) transitions.push_back(std::move(t));
   for (const auto& e : engine_->take_errors()) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "agent/parts.h"
+#include "agent/serving_watch.h"
 #include "core/clock.h"
 #include "kmsg/xid_counter.h"
 #include "notify/dispatcher.h"
@@ -53,6 +54,8 @@ struct Collected {
   bool kmsg_up = false;
   TimeNs now = 0;      // wall clock: the sample's timestamp
   TimeNs started = 0;  // monotonic
+  // The serving view's rule points (ServingWatch): processes' time to OOM, engines.
+  std::vector<rules::Point> serving_points;
 };
 
 class CollectStage {
@@ -62,6 +65,12 @@ class CollectStage {
                const Clock& clock);
   Collected run();
   [[nodiscard]] std::uint64_t worker_restarts() const { return gpus_->worker_restarts(); }
+  // The serving view, fed with every sample from now on (null: none).
+  void watch_serving(std::unique_ptr<ServingWatch> watch) { serving_ = std::move(watch); }
+  // Saves its per-process book (at stop; the sampler thread has ended).
+  void save_serving() {
+    if (serving_) serving_->save(true);
+  }
 
  private:
   std::unique_ptr<GpuSource> gpus_;
@@ -71,6 +80,7 @@ class CollectStage {
   const KmsgStatus& kmsg_;
   const Clock& clock_;
   std::optional<bool> nvml_was_available_;
+  std::unique_ptr<ServingWatch> serving_;
 };
 
 class PersistStage {
@@ -160,6 +170,7 @@ class Sampler {
   DurationNs step();
   // step() until `stop`, then `after_step` (when given) after each.
   void run(Stopper& stop, const std::function<void()>& after_step = {});
+  [[nodiscard]] CollectStage& collect() { return collect_; }
   [[nodiscard]] EvaluateStage& evaluate() { return evaluate_; }
   [[nodiscard]] PublishStage& publish() { return publish_; }
 

@@ -136,6 +136,8 @@ int run_doctor(DoctorOptions o, Context& ctx) {
   g.config.expected_gpus = o.expected_gpus > 0 ? o.expected_gpus : cfg->agent.expected_gpus;
   if (g.config.expected_gpus == 0U) g.config.expected_gpus.reset();
   g.config.probe_targets = g.probe_targets;
+  g.engines = cfg->serving.engines;
+  g.engine_timeout = cfg->serving.scrape_timeout;
 
   ProgressLine progress(ctx.err, isatty(STDERR_FILENO) != 0, o.quiet);
   std::vector<std::string> skipped;

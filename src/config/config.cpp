@@ -69,6 +69,40 @@ Status read_doctor(const toml::table& t, std::string_view origin, DoctorSettings
   return r.get("probe", s.probe);
 }
 
+Status read_serving(const toml::table& t, std::string_view origin, ServingSettings& s) {
+  TableReader r(t, "serving", origin);
+  CARDIAC_TRY(r.only({"engines", "scrape_interval", "scrape_timeout", "vram_window", "vram_step",
+                      "vram_min_span", "vram_min_growth_mib"}));
+  CARDIAC_TRY(r.get("engines", s.engines));
+  if (const auto* list = r.node("engines"); list != nullptr && list->is_array()) {
+    std::size_t i = 0;
+    for (const auto& url : s.engines) {
+      const auto& at = *list->as_array()->get(i++);
+      const bool http = url.starts_with("http://") || url.starts_with("https://");
+      const auto host_at = url.find("//") + 2;
+      if (!http || host_at >= url.size() || url[host_at] == '/') {
+        return fail(r.invalid_at("engines", at,
+                                 fmt::format("\"{}\" is not an http:// or https:// URL with a "
+                                             "host (e.g. \"http://127.0.0.1:8000/metrics\")",
+                                             url)));
+      }
+    }
+  }
+  CARDIAC_TRY(r.get_duration("scrape_interval", s.scrape_interval));
+  CARDIAC_TRY(r.get_duration("scrape_timeout", s.scrape_timeout));
+  CARDIAC_TRY(r.get_duration("vram_window", s.vram_window));
+  CARDIAC_TRY(r.get_duration("vram_step", s.vram_step));
+  CARDIAC_TRY(r.get_duration("vram_min_span", s.vram_min_span));
+  CARDIAC_TRY(r.get_number("vram_min_growth_mib", s.vram_min_growth_mib));
+  if (s.vram_min_span > s.vram_window) {
+    return fail(r.invalid("vram_min_span", "must not be longer than vram_window"));
+  }
+  if (s.vram_step > s.vram_min_span) {
+    return fail(r.invalid("vram_step", "must not be longer than vram_min_span"));
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<Config> parse_config(std::string_view text, std::string_view origin) {
@@ -83,8 +117,8 @@ Result<Config> parse_config(std::string_view text, std::string_view origin) {
   Config c;
   c.source = std::string(origin);
   CARDIAC_TRY(TableReader(root, "", origin)
-                  .only({"nvml", "host", "agent", "kmsg", "store", "doctor", "queue", "slurm",
-                         "fleet", "notifier"}));
+                  .only({"nvml", "host", "agent", "kmsg", "store", "doctor", "serving", "queue",
+                         "slurm", "fleet", "notifier"}));
   auto section = [&](std::string_view name, auto&& read) -> Status {
     auto t = sub_table(root, name, origin);
     if (!t) return fail(t.error());
@@ -100,6 +134,8 @@ Result<Config> parse_config(std::string_view text, std::string_view origin) {
       section("store", [&](const toml::table& t) { return read_store(t, origin, c.store); }));
   CARDIAC_TRY(
       section("doctor", [&](const toml::table& t) { return read_doctor(t, origin, c.doctor); }));
+  CARDIAC_TRY(
+      section("serving", [&](const toml::table& t) { return read_serving(t, origin, c.serving); }));
   CARDIAC_TRY(
       section("queue", [&](const toml::table& t) { return read_queue(t, origin, c.queue); }));
   CARDIAC_TRY(
@@ -186,6 +222,20 @@ flush_interval = "5s"
 window = "10s"
 # Far targets to probe besides the default gateway ("host", "tcp://host:port", "udp://host:port").
 probe = []
+
+[serving]
+# Inference engines' Prometheus metrics, scraped by the agent and the doctor (vLLM, SGLang, TGI;
+# docs/serving.md), e.g. ["http://127.0.0.1:8000/metrics"]. An engine that cannot be read is
+# reported (serving_engine_up 0), never taken for an idle one.
+engines = []
+scrape_interval = "15s"
+scrape_timeout = "2s"
+# Each GPU process's memory is kept this far back, a point per vram_step; a steady growth over
+# at least vram_min_span, by at least vram_min_growth_mib, projects its time to out-of-memory.
+vram_window = "30m"
+vram_step = "15s"
+vram_min_span = "10m"
+vram_min_growth_mib = 256
 
 [queue]
 # The GPU job queue (`cardiac submit`, `cardiac queue`; docs/queue.md). Clients reach it over

@@ -77,6 +77,21 @@ struct DoctorSettings {
   bool operator==(const DoctorSettings&) const = default;
 };
 
+// The serving view ([serving], docs/serving.md): inference engines' /metrics to scrape and the
+// per-process VRAM trend behind the time-to-OOM alert and finding.
+struct ServingSettings {
+  // URLs of engines' Prometheus metrics ("http://127.0.0.1:8000/metrics"); empty: none.
+  std::vector<std::string> engines;
+  DurationNs scrape_interval = 15 * kNsPerSec;
+  DurationNs scrape_timeout = 2 * kNsPerSec;       // connect, and each read
+  DurationNs vram_window = 30 * 60 * kNsPerSec;    // how far back a process's memory is kept
+  DurationNs vram_step = 15 * kNsPerSec;           // one point per process this often
+  DurationNs vram_min_span = 10 * 60 * kNsPerSec;  // a trend needs at least this much history
+  double vram_min_growth_mib = 256;                // and at least this much growth over it
+
+  bool operator==(const ServingSettings&) const = default;
+};
+
 // A fair-share account ([[queue.account]]): Slurm's account association.
 struct QueueAccount {
   std::string name;
@@ -182,6 +197,7 @@ struct Config {
   KmsgSettings kmsg;
   StoreSettings store;
   DoctorSettings doctor;
+  ServingSettings serving;
   QueueSettings queue;
   SlurmSettings slurm;
   FleetSettings fleet;

@@ -14,6 +14,7 @@
 #include "kmsg/event.h"
 #include "nvml/gpu.h"
 #include "platform/fs.h"
+#include "serving/engine_metrics.h"
 
 namespace cardiac::doctor {
 
@@ -82,6 +83,27 @@ struct KernelLogRead {
   std::size_t bytes = 0;             // of binary data, decompressed
 };
 
+// One GPU process's memory over time (the serving view): from the agent's book
+// (`gpu-processes.json` beside the store named by --db) and from the doctor's own samples.
+struct ProcessVram {
+  unsigned gpu = 0;
+  std::uint32_t pid = 0;
+  std::string name{};
+  std::string cmdline{};
+  std::vector<std::pair<TimeNs, double>> points{};  // bytes, oldest first
+  double gpu_total_bytes = 0;
+  double gpu_free_bytes = 0;  // at the last point
+  std::string source{};       // "agent" or "nvml"
+};
+
+// An inference engine's /metrics read during the run: at the start of the window and, when
+// the window is long enough for a second read, at its end (preemptions rising).
+struct EngineRead {
+  serving::EngineStats first{};
+  std::optional<serving::EngineStats> last{};
+  [[nodiscard]] const serving::EngineStats& latest() const { return last ? *last : first; }
+};
+
 struct DoctorConfig {
   std::optional<unsigned> expected_gpus{};
   std::vector<std::string> probe_targets{};  // far targets; the gateway is added when known
@@ -112,6 +134,12 @@ struct DoctorInput {
 
   std::vector<ProbeResult> probes{};
   std::vector<GpuHistory> history{};  // from --db
+
+  // The serving view: processes' memory over time, their command lines (pid → the line,
+  // NULs as blanks, shortened), and the inference engines read ([serving] engines).
+  std::vector<ProcessVram> process_vram{};
+  std::vector<std::pair<std::uint32_t, std::string>> process_cmdlines{};
+  std::vector<EngineRead> engines{};
 
   // Convenience: the last GPU snapshot, or nullptr when none was taken.
   [[nodiscard]] const nvml::GpuSnapshot* last_gpus() const {

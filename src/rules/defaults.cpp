@@ -101,6 +101,60 @@ for = "30m"
 severity = "info"
 description = "GPU {gpu} held by processes but only {value} % utilized for 30 minutes"
 
+# --- The serving view: GPU processes' memory and inference engines (docs/serving.md) --------
+
+[[rule]]
+# Ours: a process whose GPU memory grows steadily (a robust line through [serving] vram_window,
+# R² >= 0.8, at least vram_min_growth_mib over vram_min_span) fills its GPU within the hour.
+name = "gpu_process_vram_oom_soon"
+metric = "gpu_process_vram_oom_minutes"
+op = "<"
+threshold = 60
+clear = 90
+severity = "warning"
+description = "GPU {gpu}: process {pid} ({process}) grows steadily; out of GPU memory in about {value} minutes"
+
+[[rule]]
+# Ours: ten minutes is about what a person needs to checkpoint or drain before the OOM.
+name = "gpu_process_vram_oom_imminent"
+metric = "gpu_process_vram_oom_minutes"
+op = "<"
+threshold = 10
+clear = 15
+severity = "critical"
+description = "GPU {gpu}: process {pid} ({process}) will run out of GPU memory in about {value} minutes"
+
+[[rule]]
+# An engine named in [serving] engines that cannot be read is unknown, not idle.
+name = "serving_engine_unreadable"
+metric = "serving_engine_up"
+op = "=="
+threshold = 0
+for = "1m"
+severity = "warning"
+description = "inference engine {engine}: its /metrics cannot be read (the agent's log says why)"
+
+[[rule]]
+# Ours, as the doctor's serving.kv_cache_full: the KV cache >= 95 % with requests waiting or
+# preemptions rising is memory-bound (fp8 KV cache, more GPUs, lower max_model_len; cardiac plan).
+name = "serving_kv_cache_full"
+metric = "serving_kv_cache_full"
+op = "=="
+threshold = 1
+for = "2m"
+severity = "warning"
+description = "inference engine {engine}: KV cache full with requests waiting or preempted; memory-bound (fp8 KV cache, more GPUs, lower max_model_len; see cardiac plan)"
+
+[[rule]]
+# Ours, as the doctor's serving.batching: requests wait while the engine's GPUs are < 50 % busy.
+name = "serving_queue_while_gpu_idle"
+metric = "serving_queue_while_gpu_idle"
+op = "=="
+threshold = 1
+for = "5m"
+severity = "warning"
+description = "inference engine {engine}: requests wait while its GPUs idle; batching or scheduling, not hardware (raise max_num_seqs, check the scheduler)"
+
 # --- ECC and memory repair: DCGM MEM watch (thresholds in DcgmGPUHardwareLimits.h) ----------
 
 [[rule]]

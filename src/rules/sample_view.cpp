@@ -65,6 +65,20 @@ const std::vector<MetricInfo>& base_metrics() {
        "1 while the configured kernel log is read, 0 while it cannot be (absent when not watched)"},
       {"gpu_xid_errors_total", Scope::kGpu, true,
        "Xids seen since the agent started (labels xid, pci_bus_id)", true},
+      // The serving view (agent/serving_watch.h): present only while it has something to say.
+      {"gpu_process_vram_oom_minutes", Scope::kGpu, false,
+       "minutes until a steadily growing GPU process fills its GPU (labels pid, process)"},
+      {"serving_engine_up", Scope::kHost, false,
+       "1 when the engine's /metrics was read, 0 when not (label engine)"},
+      {"serving_kv_cache_usage_pct", Scope::kHost, false,
+       "engine KV cache in use, % (label engine)"},
+      {"serving_requests_waiting", Scope::kHost, false, "requests queued in the engine"},
+      {"serving_requests_running", Scope::kHost, false, "requests in the engine's batch"},
+      {"serving_preemptions_total", Scope::kHost, true, "requests the engine preempted"},
+      {"serving_kv_cache_full", Scope::kHost, false,
+       "1 when the KV cache is >= 95 % full with requests waiting or preemptions rising"},
+      {"serving_queue_while_gpu_idle", Scope::kHost, false,
+       "1 when requests wait while the engine's GPUs are < 50 % busy"},
   };
   return kBaseMetrics;
 }

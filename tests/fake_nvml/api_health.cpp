@@ -19,6 +19,20 @@ bool process_matches(const Json& process, bool graphics) {
   return type == "compute+graphics" || type == (graphics ? "graphics" : "compute");
 }
 
+// A process's memory at scenario time t: `used_memory_bytes`, plus
+// `used_memory_growth_bytes_per_s` for every second since `growth_since` (default 0), so a
+// leak is one key rather than a timeline entry per step. Not available stays not available.
+unsigned long long used_memory(const Json& process, double t) {
+  if (!process.contains("used_memory_bytes")) return kValueNotAvailable;
+  const auto base = process["used_memory_bytes"].get<unsigned long long>();
+  const double rate = process.value("used_memory_growth_bytes_per_s", 0.0);
+  const double since = process.value("growth_since", 0.0);
+  if (rate <= 0 || t <= since) return base;
+  const double grown = rate * (t - since);
+  if (grown >= static_cast<double>(kValueNotAvailable - 1 - base)) return kValueNotAvailable - 1;
+  return base + static_cast<unsigned long long>(grown);
+}
+
 // NVML's count protocol: *count in = capacity, out = entries; too small → INSUFFICIENT_SIZE
 // with the count needed (nothing running is SUCCESS with 0, whatever the capacity).
 template <class Info>
@@ -42,7 +56,7 @@ nvmlReturn_t processes(fake::Call& call, bool graphics, unsigned int* count, Inf
   for (unsigned int i = 0; i < needed; ++i) {
     Info info{};
     info.pid = matching[i]->at("pid").get<unsigned int>();
-    info.usedGpuMemory = matching[i]->value("used_memory_bytes", kValueNotAvailable);
+    info.usedGpuMemory = used_memory(*matching[i], call.now());
     if constexpr (requires { info.gpuInstanceId; }) {
       info.gpuInstanceId = 0xFFFFFFFF;  // not in a MIG instance
       info.computeInstanceId = 0xFFFFFFFF;

@@ -156,6 +156,24 @@ TEST(FakeNvmlProtocols, ProcessCountUnversionedAndNotAvailableMemory) {
   EXPECT_EQ(infos[0].pid, 12u);
 }
 
+TEST(FakeNvmlProtocols, ProcessMemoryGrowsAtItsRate) {
+  TempScenario file(R"({"devices": [{"processes": [
+      {"pid": 30, "used_memory_bytes": 1000, "used_memory_growth_bytes_per_s": 10},
+      {"pid": 31, "used_memory_bytes": 1000, "used_memory_growth_bytes_per_s": 10,
+       "growth_since": 200},
+      {"pid": 32, "used_memory_growth_bytes_per_s": 10}]}]})");
+  Session session(file.path(), 100.0);
+  nvmlProcessInfo_t infos[3] = {};
+  unsigned n = 3;
+  ASSERT_EQ(api().compute_processes(session.device(0), &n, infos), ReturnCode::kSuccess);
+  ASSERT_EQ(n, 3u);
+  // About 100 s in: 1000 + 10 × 100 (the session's clock moved a little since it began).
+  EXPECT_GE(infos[0].usedGpuMemory, 2000u);
+  EXPECT_LT(infos[0].usedGpuMemory, 2100u);
+  EXPECT_EQ(infos[1].usedGpuMemory, 1000u);  // its growth starts at t = 200
+  EXPECT_EQ(infos[2].usedGpuMemory, ~0ull);  // no base: still not available
+}
+
 TEST(FakeNvmlProtocols, RetiredPagesCount) {
   TempScenario file(kSmall);
   Session session(file.path());

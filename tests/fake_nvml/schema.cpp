@@ -121,6 +121,12 @@ void validate_processes(const Json& list, const std::string& where) {
         parse_uint(value, at(w, key), kU32Max);
       } else if (key == "used_memory_bytes") {
         parse_uint(value, at(w, key), kU64Max);
+      } else if (key == "growth_since") {
+        parse_seconds(value, at(w, key));
+      } else if (key == "used_memory_growth_bytes_per_s") {
+        if (!value.is_number() || value.get<double>() < 0) {
+          throw SchemaError(at(w, key) + ": expected a non-negative number of bytes per second");
+        }
       } else if (key == "type") {
         if (value != "compute" && value != "graphics" && value != "compute+graphics") {
           throw SchemaError(at(w, key) +

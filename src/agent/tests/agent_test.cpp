@@ -179,5 +179,59 @@ TEST(InProcessAgent, MetricsCountSamplesTakenOnTheCallersThread) {
   EXPECT_NE(r->body.find("cardiac_gpu_temperature_celsius"), std::string::npos);
 }
 
+// The serving view live: a process whose memory grows 1 GiB a second raises the default
+// time-to-OOM alerts (warning and critical) and the notifier hears of them; the per-process
+// book is saved beside the store at stop.
+TEST(InProcessAgent, AGrowingProcessRaisesTheTimeToOomAlerts) {
+  TempDir dir;
+  ManualClock clock;
+  auto gpus = std::make_shared<GpuScript>();
+  AgentOptions o = in_process_options(dir, gpus);
+  o.config.serving.vram_step = kNsPerSec;
+  o.config.serving.vram_min_span = 5 * kNsPerSec;
+  o.config.serving.vram_window = 8 * kNsPerSec;  // the flat start leaves the window
+  o.config.serving.vram_min_growth_mib = 1;
+  const std::string notified = dir.path() + "/notified.jsonl";
+  config::NotifierSettings exec;
+  exec.type = "exec";
+  exec.argv = {"/bin/sh", "-c", "cat >> \"$0\"; echo >> \"$0\"", notified};
+  o.config.notifiers.push_back(exec);
+  auto agent = std::make_unique<Agent>(std::move(o), clock);
+  ASSERT_TRUE(agent->start());
+  httplib::Client http("127.0.0.1", agent->port());
+  auto state = [&](const std::string& rule) {
+    auto r = http.Get("/api/v1/alerts");
+    if (!r || r->status != 200) return std::string();
+    for (const auto& a : nlohmann::json::parse(r->body)) {
+      if (a.value("rule", "") == rule) return a.value("state", "");
+    }
+    return std::string();
+  };
+  // Flat at 40 GiB for 10 s: nothing.
+  gpus->process_memory = 40ULL << 30U;
+  for (int i = 0; i < 10; ++i) {
+    agent->sample_now();
+    clock.advance(kNsPerSec);
+  }
+  EXPECT_EQ(state("gpu_process_vram_oom_soon"), "");
+  // Then 1 GiB a second.
+  for (int i = 1; i <= 8; ++i) {
+    gpus->process_memory = (40ULL + static_cast<std::uint64_t>(i)) << 30U;
+    agent->sample_now();
+    clock.advance(kNsPerSec);
+  }
+  EXPECT_EQ(state("gpu_process_vram_oom_imminent"), "firing");
+  EXPECT_EQ(state("gpu_process_vram_oom_soon"), "firing");
+  std::string sent = wait_for_notification(notified, "gpu_process_vram_oom_imminent");
+  EXPECT_NE(sent.find("process 4242 (python3)"), std::string::npos) << sent;
+  agent.reset();
+  std::ifstream book(dir.path() + "/state/gpu-processes.json");
+  ASSERT_TRUE(book.good());
+  auto j = nlohmann::json::parse(book);
+  ASSERT_EQ(j["processes"].size(), 1U);
+  EXPECT_EQ(j["processes"][0]["pid"], 4242);
+  EXPECT_TRUE(j["processes"][0].contains("seconds_to_oom"));
+}
+
 }  // namespace
 }  // namespace cardiac::agent

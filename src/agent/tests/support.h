@@ -9,6 +9,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "agent/agent.h"
@@ -26,6 +27,9 @@ struct GpuScript {
   bool available = true;
   unsigned temperature = 40;
   nvml::DeviceHealth health = nvml::DeviceHealth::kOk;
+  // When set: an 80 GiB GPU on which pid 4242 ("python3") holds this much, 1 GiB besides.
+  std::optional<std::uint64_t> process_memory;
+  unsigned utilization = 0;
 
   nvml::GpuSnapshot snapshot() {
     std::lock_guard lock(mu);
@@ -44,6 +48,19 @@ struct GpuScript {
     g.pci_bus_id = "00000000:3B:00.0";
     g.temperature = temperature;
     g.health = health;
+    if (process_memory) {
+      g.memory_total = 80ULL << 30U;
+      g.memory_used = *process_memory + (1ULL << 30U);
+      g.memory_free = *g.memory_total - *g.memory_used;
+      g.utilization_gpu = utilization;
+      g.processes_supported = true;
+      nvml::GpuProcess p;
+      p.pid = 4242;
+      p.name = "python3";
+      p.type = "compute";
+      p.used_memory_bytes = process_memory;
+      g.processes.push_back(p);
+    }
     s.gpus.push_back(std::move(g));
     return s;
   }
@@ -61,7 +78,8 @@ class ScriptedGpus final : public GpuSource {
 
 // An agent on loopback (an ephemeral port), no kernel log, no queue, no NVML event worker,
 // no background sampling: every sample is a sample_now() call.
-inline AgentOptions in_process_options(const TempDir& dir, std::shared_ptr<GpuScript> script) {
+inline AgentOptions in_process_options(const TempDir& dir,
+                                       const std::shared_ptr<GpuScript>& script) {
   AgentOptions o;
   o.config.agent.state_dir = dir.path() + "/state";
   o.config.agent.listen = "127.0.0.1:0";

@@ -143,3 +143,36 @@ TEST(Config, NumericDurationTooLargeIsAnErrorNotAWrappedValue) {
 }
 
 }  // namespace cardiac::config
+
+namespace cardiac::config {
+namespace {
+
+TEST(Config, ServingSection) {
+  auto c = parse_config(
+      "[serving]\nengines = [\"http://127.0.0.1:8000/metrics\", \"https://h:30000/metrics\"]\n"
+      "scrape_interval = \"5s\"\nvram_min_span = \"2s\"\nvram_step = \"1s\"\n"
+      "vram_min_growth_mib = 1.5\n",
+      "c.toml");
+  ASSERT_TRUE(c) << c.error().what();
+  EXPECT_EQ(c->serving.engines.size(), 2U);
+  EXPECT_EQ(c->serving.scrape_interval, 5 * kNsPerSec);
+  EXPECT_EQ(c->serving.vram_min_span, 2 * kNsPerSec);
+  EXPECT_DOUBLE_EQ(c->serving.vram_min_growth_mib, 1.5);
+  EXPECT_EQ(c->serving.vram_window, 30 * 60 * kNsPerSec);  // default kept
+}
+
+TEST(Config, ServingErrorsNameTheEntry) {
+  auto c =
+      parse_config("[serving]\nengines = [\"http://a/metrics\", \"127.0.0.1:8000\"]\n", "c.toml");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().what().find("c.toml:2"), std::string::npos) << c.error().what();
+  EXPECT_NE(c.error().what().find("127.0.0.1:8000"), std::string::npos) << c.error().what();
+  c = parse_config("[serving]\nvram_window = \"5m\"\n", "c.toml");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().what().find("vram_min_span"), std::string::npos) << c.error().what();
+  c = parse_config("[serving]\nengine = []\n", "c.toml");
+  ASSERT_FALSE(c);
+}
+
+}  // namespace
+}  // namespace cardiac::config

@@ -7,6 +7,7 @@
 
 #include "doctor/finding.h"
 #include "doctor/input.h"
+#include "serving/engines.h"
 
 namespace cardiac::doctor {
 
@@ -24,6 +25,19 @@ void check_gpu_hardware(const DoctorInput& in, std::vector<Finding>& out);
 void check_driver(const DoctorInput& in, std::vector<Finding>& out);
 // Resources: "why is it slow" triage, VRAM pressure, host CPU/memory/disk.
 void check_resources(const DoctorInput& in, std::vector<Finding>& out);
+// The serving view: GPU processes whose memory grows steadily (time to out-of-memory), and the
+// inference engines' metrics (KV cache full, requests queued while the GPUs idle, unreadable).
+void check_serving(const DoctorInput& in, std::vector<Finding>& out);
+// Each GPU process's memory over time: the agent's series continued by the doctor's samples.
+std::vector<ProcessVram> process_vram_series(const DoctorInput& in);
+// The inference engine (vLLM, SGLang, …) holding most of `g` at a flat level, when one does:
+// its memory is the preallocated KV cache, not exhaustion.
+struct PreallocatingEngine {
+  std::uint32_t pid = 0;
+  serving::EngineGuess engine;
+};
+std::optional<PreallocatingEngine> preallocating_engine(const DoctorInput& in,
+                                                        const nvml::GpuReading& g);
 // Network: probes (near vs far), NIC saturation, errors and drops, DNS time.
 void check_network(const DoctorInput& in, std::vector<Finding>& out);
 

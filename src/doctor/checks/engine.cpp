@@ -17,6 +17,7 @@ Report diagnose(const DoctorInput& in) {
   check_gpu_hardware(in, r.findings);
   check_driver(in, r.findings);
   check_resources(in, r.findings);
+  check_serving(in, r.findings);
   check_network(in, r.findings);
   add_cross_check_plans(r.findings);
   add_gpu_jobs(in, r.findings);

@@ -3,7 +3,8 @@
 // idle, VRAM pressure, and the host's CPU, memory and disks.
 //
 // Finding ids: resources.gpu_starved (with the cause in the title: cpu_bound, data_loading,
-// swapping, pcie_bound, throttled, unknown), resources.vram_full, resources.cpu_saturated,
+// swapping, pcie_bound, throttled, unknown), resources.vram_full, resources.vram_preallocated
+// (a full GPU that an inference engine reserved for its KV cache), resources.cpu_saturated,
 // resources.memory_low, resources.swapping, resources.disk_full, resources.io_wait.
 #include <algorithm>
 #include <cmath>
@@ -367,6 +368,45 @@ void check_starved_gpus(const DoctorInput& in, const GpuMap& map, std::vector<Fi
   }
 }
 
+// vLLM and SGLang take gpu_memory_utilization / mem_fraction_static of the GPU at start for
+// their KV cache and keep it: full by design, and flat.
+Finding vram_preallocated(const nvml::GpuReading& g, const GpuMap& map, double pct,
+                          const PreallocatingEngine& by) {
+  const serving::EngineGuess& engine = by.engine;
+  Finding f;
+  f.id = "resources.vram_preallocated";
+  f.category = Category::kResources;
+  f.severity = Severity::kInfo;
+  f.confidence = Confidence::kHigh;
+  f.gpu = map.by_index(g.index);
+  f.title = fmt::format(
+      "GPU {} memory is {:.0f} % used: preallocated by {} (KV cache), not "
+      "exhaustion",
+      g.index, pct, engine.engine);
+  f.explanation = fmt::format(
+      "{} reserves most of the GPU's memory when it starts and keeps its KV cache there; the "
+      "level stays flat while it serves. A full GPU is how it is meant to run, not a sign of a "
+      "leak or of memory running out{}.",
+      engine.engine,
+      engine.memory_fraction
+          ? fmt::format(" (it was told to use {:.0f} % of the GPU)", *engine.memory_fraction * 100)
+          : std::string());
+  f.evidence.push_back({.kind = "reading",
+                        .text = fmt::format("{} used of {}", format_bytes(*g.memory_used),
+                                            format_bytes(*g.memory_total)),
+                        .source = "nvml"});
+  f.evidence.push_back(
+      {.kind = "process",
+       .text = fmt::format("pid {} recognised as {}: {}", by.pid, engine.engine, engine.why),
+       .source = fmt::format("/proc/{}/cmdline", by.pid)});
+  f.actions = {
+      "Nothing to do for memory; if another process must share this GPU, lower the "
+      "engine's memory fraction (vLLM --gpu-memory-utilization, SGLang "
+      "--mem-fraction-static)",
+      "If inference is slow, see the serving findings (KV cache full, requests queued)"};
+  return f;
+}
+
 void check_vram(const DoctorInput& in, const GpuMap& map, std::vector<Finding>& out) {
   const auto* snap = in.last_gpus();
   if (snap == nullptr) return;
@@ -374,6 +414,10 @@ void check_vram(const DoctorInput& in, const GpuMap& map, std::vector<Finding>& 
     if (!g.memory_total || !g.memory_used || *g.memory_total == 0) continue;
     double pct = 100.0 * static_cast<double>(*g.memory_used) / static_cast<double>(*g.memory_total);
     if (pct < kVramWarnPct) continue;
+    if (auto engine = preallocating_engine(in, g)) {
+      out.push_back(vram_preallocated(g, map, pct, *engine));
+      continue;
+    }
     Finding f;
     f.id = "resources.vram_full";
     f.category = Category::kResources;

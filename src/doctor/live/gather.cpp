@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <limits>
 #include <map>
@@ -18,6 +19,7 @@
 #include <system_error>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/strings.h"
 #include "doctor/kernel_log.h"
@@ -27,6 +29,9 @@
 #include "host/bounded.h"
 #include "host/processes.h"
 #include "kmsg/record.h"
+#include "serving/engines.h"
+#include "serving/scrape.h"
+#include "serving/vram_book.h"
 #include "store/access.h"
 #include "store/db.h"
 #include "store/events.h"
@@ -368,6 +373,61 @@ std::vector<ProcessActivity> process_activity(const FileSystem& before, const Fi
   return activity_between(read_proc_table(before, pids), read_proc_table(after, pids), dt_s);
 }
 
+namespace {
+
+// The agent's per-process memory book beside its store (serving/vram_book.h). A store without
+// one (an older agent, or none running) is not an error; a damaged one is noted and skipped.
+void read_process_book(const std::string& db_path, DoctorInput& in,
+                       std::vector<std::string>& skipped) {
+  const auto path = (std::filesystem::path(db_path).parent_path() / "gpu-processes.json").string();
+  std::ifstream file(path);
+  if (!file) return;
+  auto j = nlohmann::json::parse(file, nullptr, false);
+  auto tracks =
+      j.is_discarded()
+          ? Result<std::vector<serving::ProcessTrack>>(fail(Error::parse("not JSON", path)))
+          : serving::tracks_from_json(j, path);
+  if (!tracks) {
+    skipped.push_back("serving: " + tracks.error().what());
+    return;
+  }
+  for (auto& t : *tracks) {
+    ProcessVram p;
+    p.gpu = t.gpu;
+    p.pid = t.pid;
+    p.name = std::move(t.name);
+    p.cmdline = std::move(t.cmdline);
+    p.points = std::move(t.points);
+    p.gpu_total_bytes = t.gpu_total_bytes;
+    p.gpu_free_bytes = t.gpu_free_bytes;
+    p.source = "agent";
+    in.process_vram.push_back(std::move(p));
+  }
+}
+
+// /proc/<pid>/cmdline of every GPU process, so the checks can tell an inference engine.
+void read_cmdlines(const FileSystem& fs, DoctorInput& in) {
+  std::vector<std::uint32_t> pids = gpu_pids(in.gpu_samples);
+  for (const auto& p : in.process_vram) pids.push_back(p.pid);
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  for (auto pid : pids) {
+    if (auto raw = fs.read_file(fmt::format("/proc/{}/cmdline", pid)); raw && !raw->empty()) {
+      in.process_cmdlines.emplace_back(pid, serving::cmdline_text(*raw));
+    }
+  }
+}
+
+std::vector<serving::EngineStats> scrape_engines(const GatherOptions& o, const Clock& clock) {
+  std::vector<serving::EngineStats> out;
+  for (const auto& url : o.engines) {
+    out.push_back(serving::scrape_engine(url, {.timeout = o.engine_timeout}, clock.now()));
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sleeper& sleep,
                            const Progress& progress, std::vector<std::string>& skipped) {
   DoctorInput in;
@@ -424,7 +484,13 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
     auto series = history_from_store(*db, in.now, o.history);
     if (!series) return fail(series.error().with_context("--db " + o.db));
     in.history = std::move(*series);
+    read_process_book(o.db, in, skipped);
   }
+
+  // Inference engines: read once now and once after the sampling window (preemptions rising).
+  std::vector<serving::EngineStats> engines_first;
+  const TimeNs engines_read_at = clock.monotonic();
+  if (!o.offline) engines_first = scrape_engines(o, clock);
 
   // Network probes: the configured targets and the default gateway, running while the window
   // samples and the kernel log is read; their results are taken at the end.
@@ -482,6 +548,17 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
   } else if (live_host) {
     in.host_samples.push_back(read_host());
   }
+  if (!engines_first.empty()) {
+    std::vector<serving::EngineStats> engines_last;
+    if (clock.monotonic() - engines_read_at >= kNsPerSec) engines_last = scrape_engines(o, clock);
+    for (std::size_t i = 0; i < engines_first.size(); ++i) {
+      EngineRead r{.first = std::move(engines_first[i])};
+      if (i < engines_last.size()) r.last = std::move(engines_last[i]);
+      in.engines.push_back(std::move(r));
+    }
+  } else if (o.offline && !o.engines.empty()) {
+    skipped.emplace_back("serving: --offline, inference engines not read");
+  }
   if (!o.offline && in.gpu_samples.empty()) skipped.emplace_back("gpu: no samples taken");
   if (o.offline && o.db.empty()) skipped.emplace_back("gpu: --offline, NVML not asked");
 
@@ -499,6 +576,8 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
     double dt = static_cast<double>(in.host_samples.back().taken_at - live_before_at) / 1e9;
     in.gpu_processes = activity_between(live_before, read_proc_table(*fs, pids), dt);
   }
+
+  read_cmdlines(*fs, in);
 
   // The kernel log.
   // A log file may come from any machine: its times come from its own stamps, from the boot

@@ -34,6 +34,10 @@ struct GatherOptions {
   bool no_probe = false;
   DoctorConfig config;
   std::string executable;  // the cardiac binary for the NVML worker (default: ourselves)
+  // Inference engines' /metrics ([serving] engines), read at the start and the end of the
+  // window; not with --offline.
+  std::vector<std::string> engines;
+  DurationNs engine_timeout = 2 * kNsPerSec;
 };
 
 // Reports progress of a long gather: a stage name and the fraction of the window done.

@@ -6,10 +6,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "core/clock.h"
 #include "core/tests/temp_dir.h"
 #include "doctor/checks/checks.h"
 #include "doctor/live/gather.h"
+#include "serving/vram_book.h"
 #include "store/events.h"
 #include "store/schema.h"
 #include "store/writer.h"
@@ -185,6 +188,55 @@ TEST(Gather, AgentStoreGivesSamplesHistoryAndEvents) {
   }
   EXPECT_TRUE(thermal);
   EXPECT_TRUE(xid);
+}
+
+// The agent's per-process book beside its store: the doctor reads it with --db and projects the
+// growing process's time to out-of-memory; a damaged book is skipped with a note.
+TEST(Gather, AgentProcessBookGivesTheVramGrowthFinding) {
+  cardiac::testing::TempDir tmp;
+  std::string path = tmp.file("store.db");
+  ASSERT_TRUE(store::open_store(path));
+  serving::VramBook book;
+  for (int t = -1200; t <= 0; t += 15) {
+    nvml::GpuSnapshot s;
+    s.available = true;
+    nvml::GpuReading g;
+    g.index = 3;
+    g.memory_total = 80ULL << 30U;
+    const auto used = (20ULL << 30U) + static_cast<std::uint64_t>(t + 1200) * (1ULL << 30U) / 60;
+    g.memory_used = used;
+    g.memory_free = *g.memory_total - used;
+    g.processes.push_back(
+        {.pid = 777, .used_memory_bytes = used, .name = "python3", .type = "compute"});
+    s.gpus.push_back(g);
+    book.add(s, kNow + t * kNsPerSec, {});
+  }
+  std::ofstream(tmp.file("gpu-processes.json")) << book.to_json().dump();
+  ManualClock clock(kNow);
+  GatherOptions o;
+  o.offline = true;
+  o.root = kHost8x;
+  o.db = path;
+  std::vector<std::string> skipped;
+  auto in = gather(o, clock, {}, {}, skipped);
+  ASSERT_TRUE(in) << in.error().what();
+  ASSERT_EQ(in->process_vram.size(), 1U);
+  EXPECT_EQ(in->process_vram[0].pid, 777U);
+  EXPECT_EQ(in->process_vram[0].points.size(), 81U);
+  Report r = diagnose(*in);
+  auto it = std::find_if(r.findings.begin(), r.findings.end(),
+                         [](const Finding& f) { return f.id == "serving.vram_growth"; });
+  ASSERT_NE(it, r.findings.end());
+  EXPECT_EQ(it->gpu.index, 3U);
+  EXPECT_NE(it->title.find("process 777"), std::string::npos) << it->title;
+
+  std::ofstream(tmp.file("gpu-processes.json"), std::ios::trunc) << "{\"format\": 1";
+  skipped.clear();
+  in = gather(o, clock, {}, {}, skipped);
+  ASSERT_TRUE(in) << in.error().what();
+  EXPECT_TRUE(in->process_vram.empty());
+  EXPECT_TRUE(std::any_of(skipped.begin(), skipped.end(),
+                          [](const std::string& s) { return s.starts_with("serving: "); }));
 }
 
 }  // namespace

@@ -34,11 +34,15 @@ TEST(PromRules, DefaultsExportWithKnownSkips) {
   std::vector<std::string> skipped;
   const std::string yaml = export_prometheus_rules(defaults(), &skipped);
   EXPECT_NE(yaml.find("groups:\n  - name: \"cardiac\"\n    rules:\n"), std::string::npos);
-  // gpu_process_count and host_inlet_temperature_c are not exported on /metrics.
+  // gpu_process_count and host_inlet_temperature_c are not exported on /metrics, nor the
+  // serving view's points (per-process projections and engine verdicts are the agent's own).
   std::set<std::string> names;
   for (const auto& s : skipped) names.insert(s.substr(0, s.find(':')));
-  EXPECT_EQ(names, (std::set<std::string>{"gpu_allocated_but_idle", "host_inlet_temperature_high",
-                                          "host_inlet_temperature_low"}));
+  EXPECT_EQ(names,
+            (std::set<std::string>{"gpu_allocated_but_idle", "host_inlet_temperature_high",
+                                   "host_inlet_temperature_low", "gpu_process_vram_oom_soon",
+                                   "gpu_process_vram_oom_imminent", "serving_engine_unreadable",
+                                   "serving_kv_cache_full", "serving_queue_while_gpu_idle"}));
   std::size_t alerts = 0;
   for (auto at = yaml.find("- alert: "); at != std::string::npos;
        at = yaml.find("- alert: ", at + 1)) {
