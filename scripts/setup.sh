@@ -15,6 +15,7 @@ PACKAGES=(
   prometheus prometheus-alertmanager prometheus-node-exporter curl
   slurmctld slurmd slurm-client munge
   help2man dpkg-dev systemd procps
+  libncurses-dev tmux
 )
 
 SUDO=""

@@ -14,6 +14,8 @@ namespace cardiac::top {
 namespace {
 
 constexpr std::size_t kBarWidth = 4;
+// The labels of the detail's lines ("  throttle ", "  util ").
+constexpr std::size_t kLabelCells = 11;
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 // Drop ranks: NAME goes first, then THROTTLE, the sparkline, REASON, POWER, MEM, TEMP, UTIL;
@@ -148,9 +150,10 @@ void gpu_row(LineBuilder& b, const GpuInfo& g, const std::vector<Column>& cols, 
 Line spark_line(const char* label, const std::vector<std::optional<double>>& values, double max,
                 Style style, const std::string& value, const RenderOptions& o) {
   LineBuilder b(o.width, o.utf8);
-  b.cell(std::string("  ") + label, 8);
+  b.cell(std::string("  ") + label, kLabelCells);
   constexpr std::size_t kValueCells = 22;
-  const std::size_t spark = o.width > 8 + 1 + kValueCells ? o.width - 8 - 1 - kValueCells : 0;
+  const std::size_t spark =
+      o.width > kLabelCells + 1 + kValueCells ? o.width - kLabelCells - 1 - kValueCells : 0;
   if (spark >= 4) {
     b.add(sparkline(values, max, spark, o.utf8), style);
     b.add(" ");
@@ -195,7 +198,7 @@ std::vector<Line> gpu_detail(const GpuInfo& g, const History& hist, const Render
   }
   {
     LineBuilder b(o.width, o.utf8);
-    b.cell("  throttle", 8);
+    b.cell("  throttle", kLabelCells);
     b.add(throttle_text(g));
     out.push_back(b.done());
   }

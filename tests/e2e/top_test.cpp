@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: Apache-2.0
+// `cardiac top` end to end, inside a detached tmux session of 80×24 on the fake NVML: it draws
+// the scenario's GPUs (the lost one as lost), reacts to keys (sort, views, filter), follows a
+// resize, quits with exit code 0 and gives the terminal back (alternate screen left, echo and
+// canonical mode restored); without colour; after SIGTERM; and through a running agent.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <regex>
+#include <sstream>
+
+#include "tests/e2e/run_cardiac.h"
+#include "tests/e2e/support.h"
+
+namespace cardiac::e2e {
+namespace {
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+// tmux from PATH (the spawn helper runs a path, it does not search).
+std::string tmux_path() {
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (!dir.empty() && access((dir + "/tmux").c_str(), X_OK) == 0) return dir + "/tmux";
+  }
+  return "";
+}
+
+// A tmux server of our own (its own socket, no configuration file), removed afterwards.
+class Tmux {
+ public:
+  Tmux() {
+    static std::atomic<int> counter{0};
+    socket_ = "cardiac-top-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+  }
+  ~Tmux() { run({"kill-server"}); }
+  RunResult run(std::vector<std::string> args) const {
+    std::vector<std::string> argv{tmux_path(), "-L", socket_, "-f", "/dev/null"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_program(argv);
+  }
+  // A session of `w`×`h` running `shell` (a sh -c script) in its only pane.
+  bool start(const std::string& shell, int w = 80, int h = 24) const {
+    return run({"new-session", "-d", "-s", "top", "-x", std::to_string(w), "-y", std::to_string(h),
+                "sh", "-c", shell})
+               .exit_code == 0;
+  }
+  std::string capture(bool escapes = false) const {
+    std::vector<std::string> args{"capture-pane", "-p", "-t", "top"};
+    if (escapes) args.push_back("-e");
+    return run(args).out;
+  }
+  std::string display(const std::string& format) const {
+    auto out = run({"display-message", "-p", "-t", "top", format}).out;
+    if (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+  }
+  void keys(const std::vector<std::string>& keys) const {
+    std::vector<std::string> args{"send-keys", "-t", "top"};
+    args.insert(args.end(), keys.begin(), keys.end());
+    run(args);
+  }
+  // Polls the pane until `ready` holds for its text; the deadline only stops a broken test.
+  bool wait_for(const std::function<bool(const std::string&)>& ready) const {
+    return eventually([&] { return ready(capture()); }, 30);
+  }
+
+ private:
+  std::string socket_;
+};
+
+bool tmux_installed() {
+  return !tmux_path().empty();
+}
+
+// The pane's script: top, then what a person would see back at the shell.
+std::string script(const std::string& env, const std::string& args) {
+  return env + " '" CARDIAC_BINARY "' top " + args +
+         "; echo \"top-exit=$?\"; "
+         "if stty -a | grep -qwE -- '-icanon|-echo'; then echo tty=raw; else echo tty=sane; fi; "
+         "exec cat";
+}
+
+// An agent configuration (fake NVML, a captured host, a free port) that is never started:
+// top finds no agent there and samples for itself.
+struct Machine {
+  std::unique_ptr<AgentProcess> agent;
+  std::string env;
+};
+
+Machine machine(const std::string& scenario_name) {
+  Machine s;
+  s.agent = std::make_unique<AgentProcess>(
+      scenario(scenario_name).dump(),
+      "[host]\nroot = \"" + std::string(CARDIAC_FIXTURES_DIR) + "/hosts/debian-gpu-8x\"\n");
+  s.agent->agent_keys("interval = \"200ms\"\n");
+  s.env = "env CARDIAC_FAKE_NVML_SCENARIO='" + s.agent->dir() + "/scenario.json'";
+  return s;
+}
+
+bool drawn(const std::string& pane) {
+  return has(pane, "cardiac top") && has(pane, "  5 lost: ") && has(pane, "  7 ");
+}
+
+// Colour SGR parameters (30-37, 40-47, 38;…, 48;…) in tmux's capture with -e.
+bool has_colour_codes(const std::string& text) {
+  static const std::regex colour("\x1b\\[([0-9]+;)*(3[0-8]|4[0-8])[;m]");
+  return std::regex_search(text, colour);
+}
+
+void expect_restored(const Tmux& t, const std::string& exit_line) {
+  ASSERT_TRUE(t.wait_for([&](const std::string& p) { return has(p, "tty="); })) << t.capture();
+  const std::string pane = t.capture();
+  EXPECT_TRUE(has(pane, exit_line)) << pane;
+  EXPECT_TRUE(has(pane, "tty=sane")) << pane;
+  EXPECT_EQ(t.display("#{alternate_on}"), "0");
+  EXPECT_FALSE(has(pane, "cardiac top")) << pane;  // the view went with the alternate screen
+}
+
+TEST(TopE2E, DrawsReactsToKeysAndRestoresTheTerminal) {
+  ASSERT_TRUE(tmux_installed()) << "tmux is not installed (scripts/setup.sh installs it)";
+  Machine s = machine("gpu-lost.json");
+  Tmux t;
+  ASSERT_TRUE(t.start(
+      script(s.env + " LC_ALL=C.UTF-8 TERM=screen", "--config '" + s.agent->config_path() + "'")));
+  ASSERT_TRUE(t.wait_for(drawn)) << t.capture();
+  std::string pane = t.capture();
+  auto l = lines_of(pane);
+  ASSERT_GE(l.size(), 11u) << pane;
+  EXPECT_TRUE(has(l[0], "gpu-node-01")) << pane;
+  EXPECT_TRUE(has(l[0], "local sample")) << pane;
+  EXPECT_TRUE(has(l[8], "FAIL")) << pane;  // GPU 5's row
+  EXPECT_TRUE(has(pane, "no agent at 127.0.0.1:")) << pane;
+  EXPECT_EQ(t.display("#{alternate_on}"), "1");
+  EXPECT_TRUE(has_colour_codes(t.capture(true)));
+  // 80 columns: NAME and THROTTLE are left out, nothing wraps.
+  EXPECT_FALSE(has(l[2], "NAME")) << pane;
+  for (const auto& line : l) EXPECT_FALSE(has(line, "NAME ")) << line;
+
+  // s: by utilization, highest first; the lost GPU, which has none, last.
+  t.keys({"s"});
+  ASSERT_TRUE(t.wait_for([](const std::string& p) { return has(p, "sort: util"); })) << t.capture();
+  l = lines_of(t.capture());
+  EXPECT_EQ(l[3].substr(0, 3), "  0") << t.capture();
+  EXPECT_EQ(l[10].substr(0, 10), "  5 lost: ") << t.capture();
+
+  // tab: the processes view.
+  t.keys({"Tab"});
+  ASSERT_TRUE(t.wait_for([](const std::string& p) { return has(p, "PID USER"); })) << t.capture();
+  EXPECT_TRUE(has(t.capture(), "python3"));
+
+  // / 5 Enter: GPU 5 has no process; back on the GPU view only GPU 5 is left, its detail below.
+  t.keys({"/", "5", "Enter"});
+  ASSERT_TRUE(t.wait_for([](const std::string& p) { return has(p, "no process matches"); }))
+      << t.capture();
+  t.keys({"1"});
+  ASSERT_TRUE(t.wait_for([](const std::string& p) {
+    return has(p, "FAIL lost from the bus (GPU_IS_LOST)");
+  })) << t.capture();
+  EXPECT_FALSE(has(t.capture(), "  0 ")) << t.capture();
+
+  // A wider window (SIGWINCH): the name and throttle columns come back.
+  t.run({"resize-window", "-t", "top", "-x", "132", "-y", "30"});
+  ASSERT_TRUE(t.wait_for([](const std::string& p) { return has(p, "THROTTLE"); })) << t.capture();
+
+  t.keys({"q"});
+  expect_restored(t, "top-exit=0");
+}
+
+TEST(TopE2E, WithoutColourOrUtf8) {
+  ASSERT_TRUE(tmux_installed()) << "tmux is not installed (scripts/setup.sh installs it)";
+  Machine s = machine("gpu-lost.json");
+  Tmux t;
+  ASSERT_TRUE(t.start(script(s.env + " NO_COLOR=1 LC_ALL=C TERM=screen",
+                             "--config '" + s.agent->config_path() + "'")));
+  ASSERT_TRUE(t.wait_for(drawn)) << t.capture();
+  EXPECT_FALSE(has_colour_codes(t.capture(true))) << t.capture(true);
+  auto l = lines_of(t.capture());
+  // ASCII bars: GPU 0 at 97 % fills its 4 cells with '#'.
+  EXPECT_EQ(l[3].substr(0, 13), "  0 ####  97%") << t.capture();
+  t.keys({"h"});
+  ASSERT_TRUE(t.wait_for([](const std::string& p) { return has(p, "any key closes it"); }));
+  t.keys({"q"});
+  expect_restored(t, "top-exit=0");
+}
+
+// The pid of the pane's child (top, under the pane's sh).
+pid_t top_pid(const Tmux& t) {
+  const std::string pane_pid = t.display("#{pane_pid}");
+  std::istringstream children(read_text("/proc/" + pane_pid + "/task/" + pane_pid + "/children"));
+  pid_t pid = 0;
+  children >> pid;
+  return pid;
+}
+
+TEST(TopE2E, SigtermRestoresTheTerminal) {
+  ASSERT_TRUE(tmux_installed()) << "tmux is not installed (scripts/setup.sh installs it)";
+  Machine s = machine("gpu-lost.json");
+  Tmux t;
+  ASSERT_TRUE(t.start(
+      script(s.env + " LC_ALL=C.UTF-8 TERM=screen", "--config '" + s.agent->config_path() + "'")));
+  ASSERT_TRUE(t.wait_for(drawn)) << t.capture();
+  const pid_t pid = top_pid(t);
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  expect_restored(t, "top-exit=143");
+}
+
+// A running agent: its verdicts, its firing alerts and its queue.
+TEST(TopE2E, ReadsTheAgent) {
+  ASSERT_TRUE(tmux_installed()) << "tmux is not installed (scripts/setup.sh installs it)";
+  Machine s = machine("gpu-lost.json");
+  ASSERT_TRUE(s.agent->start());
+  Tmux t;
+  ASSERT_TRUE(t.start(script(
+      s.env + " LC_ALL=C.UTF-8 TERM=screen",
+      "--config '" + s.agent->config_path() + "' --state-dir '" + s.agent->state_dir() + "'")));
+  ASSERT_TRUE(t.wait_for([](const std::string& p) {
+    return drawn(p) && has(p, "agent 127.0.0.1:");
+  })) << t.capture();
+  t.keys({"3"});
+  ASSERT_TRUE(t.wait_for([](const std::string& p) { return has(p, "gpu_lost"); })) << t.capture();
+  EXPECT_TRUE(has(t.capture(), "critical")) << t.capture();
+  t.keys({"4"});
+  ASSERT_TRUE(t.wait_for([](const std::string& p) { return has(p, "no job pending or running"); }))
+      << t.capture();
+  t.keys({"q"});
+  expect_restored(t, "top-exit=0");
+}
+
+}  // namespace
+}  // namespace cardiac::e2e
