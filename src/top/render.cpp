@@ -327,10 +327,8 @@ std::vector<Line> gpu_view(const Snapshot& s, const History& h, const ViewState&
   // The table, and below it the selected GPU's detail when at least 6 lines are left for it.
   constexpr std::size_t kDetailMin = 6;
   std::size_t table = std::min(list.size(), rows);
-  if (rows > list.size() + 1 && rows - list.size() - 1 < kDetailMin && rows >= 2 * kDetailMin) {
-    table = rows - kDetailMin - 1;
-  } else if (rows <= list.size() && rows >= 2 * kDetailMin) {
-    table = rows - kDetailMin - 1;
+  if (rows < list.size() + 1 + kDetailMin && rows >= 2 * kDetailMin) {
+    table = rows - kDetailMin - 1;  // many GPUs: the table scrolls, the detail keeps its lines
   }
   const std::size_t sel = v.selected[static_cast<std::size_t>(View::kGpus)];
   const std::size_t first = scroll_offset(sel, table);

@@ -149,5 +149,43 @@ TEST(Render, ProcessesAlertsAndQueue) {
   EXPECT_EQ(l[4].find("train"), std::string::npos);
 }
 
+TEST(Render, ManyGpusScrollAndKeepTheDetail) {
+  Snapshot s;
+  for (unsigned i = 0; i < 16; ++i) {
+    GpuInfo g;
+    g.index = i;
+    g.verdict = "OK";
+    s.gpus.push_back(g);
+  }
+  ViewState v;
+  v.selected[0] = 12;
+  // 24 lines: title, tabs, keys, the column header leave 20; the detail keeps 6 and a blank
+  // line, so 13 GPU rows show: 0..12 with GPU 12 selected at the bottom.
+  auto l = lines(render(s, History{}, v, {80, 24, true, 0, 1.0}));
+  EXPECT_EQ(l[3].substr(0, 3), "  0");
+  EXPECT_EQ(l[15].substr(0, 3), " 12");
+  EXPECT_EQ(l[17].substr(0, 6), "GPU 12");
+  v.selected[0] = 15;  // the last: the table scrolls by three
+  l = lines(render(s, History{}, v, {80, 24, true, 0, 1.0}));
+  EXPECT_EQ(l[3].substr(0, 3), "  3");
+  EXPECT_EQ(l[15].substr(0, 3), " 15");
+}
+
+TEST(History, KeepsTimeOrderAndItsCapacity) {
+  History h(3);
+  h.add(0, Metric::kUtil, 10, 1);
+  h.add(0, Metric::kUtil, 10, 2);  // the same sample read again
+  h.add(0, Metric::kUtil, 5, 3);   // older
+  h.add(0, Metric::kUtil, 20, std::nullopt);
+  h.add(0, Metric::kUtil, 30, 4);
+  h.add(0, Metric::kUtil, 40, 5);
+  auto v = h.values(0, Metric::kUtil);
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_FALSE(v[0].has_value());
+  EXPECT_EQ(v[1], 4);
+  EXPECT_EQ(v[2], 5);
+  EXPECT_TRUE(h.values(1, Metric::kUtil).empty());
+}
+
 }  // namespace
 }  // namespace cardiac::top
