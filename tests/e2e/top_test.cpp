@@ -204,7 +204,9 @@ pid_t top_pid(const Tmux& t) {
   return pid;
 }
 
-TEST(TopE2E, SigtermRestoresTheTerminal) {
+// SIGTERM ends it as that signal would (128 + 15); SIGINT, Ctrl-C, quits like q. Both give the
+// terminal back.
+void stop_with(int sig, const std::string& exit_line) {
   ASSERT_TRUE(tmux_installed()) << "tmux is not installed (scripts/setup.sh installs it)";
   Machine s = machine("gpu-lost.json");
   Tmux t;
@@ -213,8 +215,15 @@ TEST(TopE2E, SigtermRestoresTheTerminal) {
   ASSERT_TRUE(t.wait_for(drawn)) << t.capture();
   const pid_t pid = top_pid(t);
   ASSERT_GT(pid, 0);
-  ASSERT_EQ(kill(pid, SIGTERM), 0);
-  expect_restored(t, "top-exit=143");
+  ASSERT_EQ(kill(pid, sig), 0);
+  expect_restored(t, exit_line);
+}
+
+TEST(TopE2E, SigtermRestoresTheTerminal) {
+  stop_with(SIGTERM, "top-exit=143");
+}
+TEST(TopE2E, SigintQuitsLikeQ) {
+  stop_with(SIGINT, "top-exit=0");
 }
 
 // A running agent: its verdicts, its firing alerts and its queue.
