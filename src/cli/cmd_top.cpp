@@ -153,21 +153,29 @@ Runner register_top(CLI::App& sub) {
   sub.add_flag("--local", o->local, "Sample locally even when an agent runs");
   sub.add_option("--nvml-lib", o->nvml_lib,
                  "NVML library for local samples (default libnvidia-ml.so.1, then "
-                 "libnvidia-ml.so)");
-  sub.add_option("--root", o->root, "Read /proc and /sys under DIR (a captured host tree)");
-  sub.add_option("--timeout", o->timeout, "Deadline for each NVML answer (e.g. 5s, 500ms)")
-      ->capture_default_str();
-  sub.add_option("--state-dir", o->state_dir, "The agent's state directory (for its API token)");
-  sub.add_option("--config", o->config, "Configuration file")->capture_default_str();
+                 "libnvidia-ml.so)")
+      ->option_text("PATH");
+  sub.add_option("--root", o->root, "Read /proc and /sys under DIR (a captured host tree)")
+      ->option_text("DIR");
+  sub.add_option("--timeout", o->timeout,
+                 "Deadline for each NVML answer of a local sample (default 5s, e.g. 500ms)")
+      ->option_text("DURATION");
+  sub.add_option("--state-dir", o->state_dir, "The agent's state directory (for its API token)")
+      ->option_text("DIR");
+  sub.add_option("--config", o->config, "Configuration file (default /etc/cardiac/cardiac.toml)")
+      ->option_text("FILE");
   sub.footer(
       "Shows every GPU with bars and a utilization sparkline (UTIL, MEM, TEMP against the\n"
       "slowdown threshold, POWER against the limit), its verdict and reason, throttle reasons\n"
       "and processes (user, job, memory); the agent's firing alerts and its job queue.\n"
+      "\n"
       "Reads the agent at agent.listen when one answers and is sampling, else samples through\n"
       "the isolated NVML worker like `cardiac status --watch`.\n"
+      "\n"
       "Keys: q quit; tab, 1-4 views (GPUs, processes, alerts, queue); s, left, right sort key;\n"
       "S reverse; up, down select; / filter by GPU index (3, 0,5) or process, user or job;\n"
       "Esc clear the filter; h help.\n"
+      "\n"
       "Exit status: 0 after q or Ctrl-C, 2 bad flags or configuration, 3 no terminal,\n"
       "128+N after signal N (SIGTERM, SIGHUP). Full description: docs/top.md.");
   return [o, &sub](Context& ctx) {
