@@ -174,11 +174,11 @@ std::vector<Line> gpu_detail(const GpuInfo& g, const History& hist, const Render
   std::vector<Line> out;
   {
     LineBuilder b(o.width, o.utf8);
+    const char* dot = o.utf8 ? " · " : " - ";
     std::string title = fmt::format("GPU {}", g.index);
-    if (!g.name.empty()) title += " · " + clean(g.name, o.utf8);
-    if (!g.bus_id.empty()) title += " · " + g.bus_id;
-    if (!o.utf8) std::replace(title.begin(), title.end(), '?', '-');
-    b.add(o.utf8 ? title : clean(title, false), Style::kTitle);
+    if (!g.name.empty()) title += dot + clean(g.name, o.utf8);
+    if (!g.bus_id.empty()) title += dot + clean(g.bus_id, o.utf8);
+    b.add(title, Style::kTitle);
     b.add("  ");
     b.add(g.verdict.empty() ? "?" : g.verdict, verdict_style(g.verdict));
     out.push_back(b.done());

@@ -21,6 +21,11 @@ std::optional<double> number_of(const json& j, const char* key) {
   return it->get<double>();
 }
 
+bool bool_of(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+
 std::int64_t int_of(const json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
@@ -64,7 +69,8 @@ ProcessInfo process_of(const json& p, unsigned gpu) {
 
 GpuInfo gpu_of(const json& g) {
   GpuInfo out;
-  out.index = gpu_index(g.value("index", json())).value_or(0);
+  auto index = g.find("index");
+  out.index = index == g.end() ? 0 : gpu_index(*index).value_or(0);
   out.name = text_of(g, "name");
   if (out.name.starts_with("NVIDIA ")) out.name.erase(0, 7);
   out.bus_id = text_of(g, "pci_bus_id");
@@ -140,7 +146,9 @@ Snapshot from_status_json(const json& status) {
   if (s.verdict == "UNKNOWN") s.verdict.clear();
   s.message = text_of(status, "message");
   if (auto nvml = status.find("nvml"); nvml != status.end() && nvml->is_object()) {
-    if (!nvml->value("available", true) && s.message.empty()) {
+    auto available = nvml->find("available");
+    if (available != nvml->end() && available->is_boolean() && !available->get<bool>() &&
+        s.message.empty()) {
       s.message = "NVML unavailable: " + text_of(*nvml, "error");
     }
   }
@@ -178,7 +186,7 @@ std::vector<AlertInfo> alerts_from_json(const json& alerts) {
       if (auto g = labels->find("gpu"); g != labels->end()) x.gpu = gpu_index(*g);
     }
     x.since = x.state == "firing" ? int_of(a, "fired_ns") : int_of(a, "started_ns");
-    x.silenced = a.value("silenced", false);
+    x.silenced = bool_of(a, "silenced");
     x.acked = a.find("acked_ns") != a.end() && a["acked_ns"].is_number();
     out.push_back(std::move(x));
   }
@@ -209,6 +217,10 @@ std::vector<JobInfo> jobs_from_json(const json& queue) {
     out.push_back(std::move(x));
   }
   return out;
+}
+
+std::string blocked_from_json(const json& queue) {
+  return queue.is_object() ? text_of(queue, "blocked") : std::string();
 }
 
 std::optional<unsigned> uid_from_proc_status(std::string_view text) {

@@ -101,6 +101,9 @@ std::vector<AlertInfo> alerts_from_json(const nlohmann::json& alerts);
 // The agent's /api/v1/queue object: its jobs (pending, held, running).
 std::vector<JobInfo> jobs_from_json(const nlohmann::json& queue);
 
+// The queue's "blocked" (why nothing can start), empty when absent.
+std::string blocked_from_json(const nlohmann::json& queue);
+
 // The short throttle name of a `clock_event_reason_names` entry ("hw_thermal_slowdown" →
 // "hw_thermal"); unknown bits are "other".
 std::string throttle_brief(std::string_view name);

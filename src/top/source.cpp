@@ -154,7 +154,7 @@ std::optional<Update> Source::from_agent(std::string& why_not) {
   if (auto queue = cli.Get("/api/v1/queue"); queue && queue->status == 200) {
     auto q = nlohmann::json::parse(queue->body, nullptr, false);
     u.snapshot.jobs = jobs_from_json(q);
-    if (q.is_object()) u.snapshot.queue_blocked = q.value("blocked", "");
+    u.snapshot.queue_blocked = blocked_from_json(q);
   }
   if (!seeded_) {
     seeded_ = true;
@@ -165,10 +165,13 @@ std::optional<Update> Source::from_agent(std::string& why_not) {
                                                 metric_name(m), g.index, kSeedSince, step)));
         if (!h.is_object() || !h.contains("points") || !h["points"].is_array()) continue;
         for (const auto& p : h["points"]) {
-          if (!p.is_object() || !p.contains("avg") || !p["avg"].is_number()) continue;
+          if (!p.is_object() || !p.contains("avg") || !p["avg"].is_number() ||
+              !p.contains("time_ns") || !p["time_ns"].is_number_integer()) {
+            continue;
+          }
           double v = p["avg"].get<double>();
           if (m == Metric::kPower) v /= 1000.0;  // mW in the store, W on screen
-          u.seed.push_back({g.index, m, p.value("time_ns", TimeNs{0}), v});
+          u.seed.push_back({g.index, m, p["time_ns"].get<TimeNs>(), v});
         }
       }
     }
@@ -245,7 +248,14 @@ std::optional<Update> Poller::take() {
 
 void Poller::run() {
   while (true) {
-    Update u = source_.fetch();
+    Update u;
+    try {
+      u = source_.fetch();
+    } catch (const std::exception& e) {
+      // Said on screen; an exception must not end this thread with the terminal still taken.
+      u.snapshot.message = std::string("could not read the GPUs: ") + e.what();
+      u.snapshot.notes.push_back(u.snapshot.message);
+    }
     std::unique_lock lock(mu_);
     if (latest_) {
       // Not taken yet: keep its history seed with the newer snapshot.

@@ -171,6 +171,28 @@ TEST(Render, ManyGpusScrollAndKeepTheDetail) {
   EXPECT_EQ(l[15].substr(0, 3), " 15");
 }
 
+TEST(Snapshot, OddDocumentsAreReadWithoutThrowing) {
+  Snapshot s;
+  EXPECT_NO_THROW(s = from_status_json(nlohmann::json::parse(R"({
+    "verdict": "FAIL", "nvml": {"available": "no"},
+    "gpus": [{"index": "x", "reasons": 5, "processes": [{"pid": "1"}, 7],
+              "clock_event_reason_names": [1, "gpu_idle"], "utilization_gpu": "97"}]})")));
+  ASSERT_EQ(s.gpus.size(), 1u);
+  EXPECT_EQ(s.gpus[0].index, 0u);
+  EXPECT_FALSE(s.gpus[0].util.has_value());
+  EXPECT_TRUE(s.gpus[0].idle);
+  ASSERT_EQ(s.gpus[0].processes.size(), 1u);
+  EXPECT_EQ(s.gpus[0].processes[0].pid, 0u);
+  std::vector<AlertInfo> alerts;
+  EXPECT_NO_THROW(alerts = alerts_from_json(nlohmann::json::parse(
+                      R"([{"state": "firing", "silenced": "yes", "labels": {"gpu": 7}}, 3])")));
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].gpu, 7u);
+  EXPECT_FALSE(alerts[0].silenced);
+  EXPECT_TRUE(jobs_from_json(nlohmann::json::parse(R"({"jobs": 3})")).empty());
+  EXPECT_EQ(blocked_from_json(nlohmann::json::parse(R"({"blocked": null})")), "");
+}
+
 TEST(History, KeepsTimeOrderAndItsCapacity) {
   History h(3);
   h.add(0, Metric::kUtil, 10, 1);
