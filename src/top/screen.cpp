@@ -66,13 +66,14 @@ Result<std::unique_ptr<Screen>> Screen::open(bool want_color) {
         "status --watch`)"));
   }
   // newterm, unlike initscr, returns an error instead of exiting on an unknown TERM.
-  if (newterm(nullptr, stdout, stdin) == nullptr) {
+  SCREEN* screen = newterm(nullptr, stdout, stdin);
+  if (screen == nullptr) {
     const char* term = std::getenv("TERM");
     return fail(Error::invalid(std::string("cannot use the terminal type '") + (term ? term : "") +
                                "' (is TERM set, and its terminfo installed?)"));
   }
   const bool color = want_color && has_colors();
-  std::unique_ptr<Screen> s(new Screen(color));
+  std::unique_ptr<Screen> s(new Screen(screen, color));
   cbreak();
   noecho();
   nonl();
@@ -101,6 +102,8 @@ void Screen::close() {
   open_ = false;
   curs_set(1);
   endwin();
+  // Frees what newterm allocated, so a leak checker sees none at exit.
+  delscreen(static_cast<SCREEN*>(screen_));
 }
 
 std::size_t Screen::width() const {

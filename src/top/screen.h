@@ -36,7 +36,8 @@ class Screen {
   int read_key(int timeout_ms);
 
  private:
-  explicit Screen(bool color) : color_(color) {}
+  Screen(void* screen, bool color) : screen_(screen), color_(color) {}
+  void* screen_;  // ncurses' SCREEN, kept out of this header
   bool color_;
   bool open_ = true;
 };
