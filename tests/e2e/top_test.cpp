@@ -6,10 +6,14 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <pwd.h>
+
 #include <atomic>
+#include <filesystem>
 #include <regex>
 #include <sstream>
 
+#include "src/core/tests/temp_dir.h"
 #include "tests/e2e/run_cardiac.h"
 #include "tests/e2e/support.h"
 
@@ -224,6 +228,50 @@ TEST(TopE2E, SigtermRestoresTheTerminal) {
 }
 TEST(TopE2E, SigintQuitsLikeQ) {
   stop_with(SIGINT, "top-exit=0");
+}
+
+// Processes with their users (from /proc/<pid>/status) and jobs (Slurm cgroups, a cardiac
+// queue job's environment), on a copy of a captured Slurm node with two status files added;
+// a filter by user keeps that user's process.
+TEST(TopE2E, ProcessesNameTheirUserAndJob) {
+  ASSERT_TRUE(tmux_installed()) << "tmux is not installed (scripts/setup.sh installs it)";
+  testing::TempDir dir;
+  const std::string root = dir.path() + "/host";
+  std::filesystem::copy(std::string(CARDIAC_FIXTURES_DIR) + "/hosts/slurm-node-2numa", root,
+                        std::filesystem::copy_options::recursive);
+  std::ofstream(root + "/proc/5101/status") << "Name:\tpython3\nUid:\t0\t0\t0\t0\n";
+  std::ofstream(root + "/proc/5304/status") << "Name:\ttrain\nUid:\t65534\t65534\t65534\t65534\n";
+  const std::string nobody = getpwuid(65534) ? getpwuid(65534)->pw_name : "65534";
+  Tmux t;
+  ASSERT_TRUE(t.start(
+      script("env CARDIAC_FAKE_NVML_SCENARIO='" + std::string(CARDIAC_FIXTURES_DIR) +
+                 "/scenarios/dgx1-v100-slurm.json' LC_ALL=C.UTF-8 TERM=screen",
+             "--local --config /dev/null --nvml-lib '" FAKE_NVML_PATH "' --root '" + root + "'")));
+  ASSERT_TRUE(t.wait_for([](const std::string& p) { return has(p, "cardiac top"); }))
+      << t.capture();
+  t.keys({"2"});
+  auto line_of = [](const std::string& pane, const std::string& pid) {
+    for (const auto& l : lines_of(pane)) {
+      if (has(l, " " + pid + " ")) return l;
+    }
+    return std::string();
+  };
+  ASSERT_TRUE(t.wait_for([&](const std::string& p) {
+    return has(line_of(p, "5304"), "cardiac 7");
+  })) << t.capture();
+  const std::string pane = t.capture();
+  EXPECT_TRUE(has(line_of(pane, "5304"), " " + nobody + " ")) << pane;
+  EXPECT_TRUE(has(line_of(pane, "5101"), " root ")) << pane;
+  EXPECT_TRUE(has(line_of(pane, "5101"), "slurm 123")) << pane;
+  EXPECT_TRUE(has(line_of(pane, "5405"), " -  ")) << pane;  // no status file: user unknown
+  t.keys({"/"});
+  t.keys({"-l", nobody});
+  t.keys({"Enter"});
+  ASSERT_TRUE(t.wait_for([](const std::string& p) { return has(p, "filter: "); })) << t.capture();
+  EXPECT_TRUE(has(t.capture(), "5304")) << t.capture();
+  EXPECT_FALSE(has(t.capture(), "5101")) << t.capture();
+  t.keys({"q"});
+  expect_restored(t, "top-exit=0");
 }
 
 // A running agent: its verdicts, its firing alerts and its queue.
