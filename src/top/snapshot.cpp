@@ -211,8 +211,11 @@ std::vector<JobInfo> jobs_from_json(const json& queue) {
         if (auto g = gpu_index(i)) x.gpu_indices.push_back(*g);
       }
     }
-    x.reason = text_of(j, "reason");
-    x.since = int_of(j, "start_ns");
+    // What `cardiac queue` shows: the scheduler's why for a waiting job, else the reason.
+    x.reason = text_of(j, "why");
+    if (x.reason.empty()) x.reason = text_of(j, "reason");
+    const bool waiting = x.state == "pending" || x.state == "held";
+    x.since = waiting ? int_of(j, "submit_ns") : int_of(j, "start_ns");
     if (x.since == 0) x.since = int_of(j, "submit_ns");
     out.push_back(std::move(x));
   }

@@ -187,7 +187,7 @@ std::vector<Line> queue_view(const Snapshot& s, const ViewState& v, const Render
                    if (c.name == "PRIO") t = std::to_string(j.priority);
                    if (c.name == "TIME") t = j.since > 0 ? short_duration(o.now - j.since) : "-";
                    if (c.name == "GPUS / WHY") {
-                     t = j.state == "running" ? "gpus " + gpu_list(j.gpu_indices) : j.reason;
+                     t = j.state == "running" ? "GPU " + gpu_list(j.gpu_indices) : j.reason;
                    }
                    b.cell(clean(t, o.utf8), c.width, st, c.align);
                  }

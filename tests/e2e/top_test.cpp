@@ -292,6 +292,15 @@ TEST(TopE2E, ReadsTheAgent) {
   t.keys({"4"});
   ASSERT_TRUE(t.wait_for([](const std::string& p) { return has(p, "no job pending or running"); }))
       << t.capture();
+  // A job for all 8 GPUs waits (GPU 5 is lost and fenced): it shows as pending with why.
+  auto sub = run_cardiac({"submit", "-q", "--gpus", "8", "--name", "top-e2e", "--state-dir",
+                          s.agent->state_dir(), "--", "/bin/true"});
+  ASSERT_EQ(sub.exit_code, 0) << sub.out << sub.err;
+  ASSERT_TRUE(t.wait_for([](const std::string& p) { return has(p, "needs 8 GPUs"); }))
+      << t.capture();
+  EXPECT_TRUE(has(t.capture(), "top-e2e")) << t.capture();
+  EXPECT_TRUE(has(t.capture(), "pending")) << t.capture();
+  EXPECT_TRUE(has(t.capture(), "4 Queue (1)")) << t.capture();
   t.keys({"q"});
   expect_restored(t, "top-exit=0");
 }

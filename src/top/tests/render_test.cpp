@@ -139,9 +139,9 @@ TEST(Render, ProcessesAlertsAndQueue) {
     {"id": 7, "user": "alice", "name": "train", "state": "running", "gpus": 2, "priority": 0,
      "gpu_indices": [0, 1], "start_ns": 1000000000},
     {"id": 8, "user": "bob", "name": "eval", "state": "pending", "gpus": 1, "priority": 0,
-     "reason": "waiting for 1 GPU", "submit_ns": 2000000000}]})"));
+     "reason": "", "why": "waiting for 1 GPU", "submit_ns": 2000000000}]})"));
   l = lines(render(s, History{}, v, {80, 24, true, 61'000'000'000, 1.0}));
-  EXPECT_NE(l[3].find("gpus 0,1"), std::string::npos);
+  EXPECT_NE(l[3].find("GPU 0,1"), std::string::npos);
   EXPECT_NE(l[4].find("waiting for 1 GPU"), std::string::npos);
   v.filter = "bob";
   l = lines(render(s, History{}, v, {80, 24, true, 61'000'000'000, 1.0}));
