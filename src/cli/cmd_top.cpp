@@ -82,7 +82,8 @@ int run_top(TopOptions o, Context& ctx) {
   so.interval = static_cast<DurationNs>(o.interval * 1e9);
   so.use_agent = !o.local;
 
-  std::setlocale(LC_ALL, "");
+  // The character set only (ncursesw needs it for UTF-8); numbers keep the C locale's form.
+  std::setlocale(LC_CTYPE, "");
   const bool utf8 = !o.ascii && std::strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
   const char* no_color_env = std::getenv("NO_COLOR");
   const bool want_color = !o.no_color && !(no_color_env && *no_color_env);
