@@ -305,5 +305,23 @@ TEST(TopE2E, ReadsTheAgent) {
   expect_restored(t, "top-exit=0");
 }
 
+// Mistakes are said on standard error with the exit codes of docs/top.md.
+TEST(TopE2E, BadFlagsAndNoTerminal) {
+  auto interval = run_cardiac({"top", "--config", "/dev/null", "--interval", "0"});
+  EXPECT_EQ(interval.exit_code, 2);
+  EXPECT_TRUE(has(interval.err, "--interval: between 0.1 and 3600 seconds")) << interval.err;
+  auto timeout = run_cardiac({"top", "--config", "/dev/null", "--timeout", "soon"});
+  EXPECT_EQ(timeout.exit_code, 2);
+  EXPECT_TRUE(has(timeout.err, "--timeout: not a duration: 'soon'")) << timeout.err;
+  auto config = run_cardiac({"top", "--config", "/nonexistent/cardiac.toml"});
+  EXPECT_EQ(config.exit_code, 2);
+  EXPECT_TRUE(has(config.err, "/nonexistent/cardiac.toml")) << config.err;
+  // Standard output is a pipe here.
+  auto pipe = run_cardiac({"top", "--config", "/dev/null"});
+  EXPECT_EQ(pipe.exit_code, 3);
+  EXPECT_TRUE(has(pipe.err, "needs a terminal")) << pipe.err;
+  EXPECT_EQ(pipe.out, "");
+}
+
 }  // namespace
 }  // namespace cardiac::e2e
