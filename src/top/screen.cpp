@@ -4,6 +4,7 @@
 #include <curses.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -71,6 +72,17 @@ Result<std::unique_ptr<Screen>> Screen::open(bool want_color) {
     const char* term = std::getenv("TERM");
     return fail(Error::invalid(std::string("cannot use the terminal type '") + (term ? term : "") +
                                "' (is TERM set, and its terminfo installed?)"));
+  }
+  // Without cursor addressing (TERM=dumb, a printer) a full screen cannot be drawn.
+  const char* cup = tigetstr("cup");
+  // tigetstr answers (char*)-1 for a name that is not a string capability.
+  if (cup == nullptr || reinterpret_cast<std::intptr_t>(cup) == -1) {
+    endwin();
+    delscreen(screen);
+    const char* term = std::getenv("TERM");
+    return fail(Error::invalid(std::string("the terminal type '") + (term ? term : "") +
+                               "' cannot move the cursor (for a stream of text use `cardiac "
+                               "status --watch`)"));
   }
   const bool color = want_color && has_colors();
   std::unique_ptr<Screen> s(new Screen(screen, color));

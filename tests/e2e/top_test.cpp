@@ -305,6 +305,18 @@ TEST(TopE2E, ReadsTheAgent) {
   expect_restored(t, "top-exit=0");
 }
 
+// A terminal that cannot move the cursor is refused, not drawn on.
+TEST(TopE2E, DumbTerminalIsRefused) {
+  ASSERT_TRUE(tmux_installed()) << "tmux is not installed (scripts/setup.sh installs it)";
+  Tmux t;
+  ASSERT_TRUE(t.start(script("env TERM=dumb", "--config /dev/null --local")));
+  ASSERT_TRUE(t.wait_for([](const std::string& p) { return has(p, "tty="); })) << t.capture();
+  const std::string pane = t.capture();
+  EXPECT_TRUE(has(pane, "cannot move the cursor")) << pane;
+  EXPECT_TRUE(has(pane, "top-exit=3")) << pane;
+  EXPECT_TRUE(has(pane, "tty=sane")) << pane;
+}
+
 // Mistakes are said on standard error with the exit codes of docs/top.md.
 TEST(TopE2E, BadFlagsAndNoTerminal) {
   auto interval = run_cardiac({"top", "--config", "/dev/null", "--interval", "0"});
