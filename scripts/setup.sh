@@ -16,6 +16,7 @@ PACKAGES=(
   slurmctld slurmd slurm-client munge
   help2man dpkg-dev systemd procps
   chromium
+  libncurses-dev tmux
 )
 # Node and npm for the dashboard (web/): Debian's, unless a node with its own npm is installed
 # already (NodeSource's nodejs provides npm and conflicts with Debian's package).

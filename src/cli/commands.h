@@ -46,6 +46,7 @@ Runner register_sim(CLI::App& sub);
 Runner register_slurm(CLI::App& sub);
 Runner register_status(CLI::App& sub);
 Runner register_submit(CLI::App& sub);
+Runner register_top(CLI::App& sub);
 Runner register_why(CLI::App& sub);
 
 }  // namespace cardiac::cli

@@ -58,6 +58,8 @@ constexpr cardiac::cli::CommandSpec kCommands[] = {
      cardiac::cli::register_status},
     {"submit", "Queue a command for GPUs: cardiac submit --gpus 2 -- python train.py",
      cardiac::cli::register_submit},
+    {"top", "Full-screen live view: GPUs with bars and sparklines, processes, alerts, queue",
+     cardiac::cli::register_top},
     {"why", "Why a job waits, runs where it runs, or ended", cardiac::cli::register_why},
 };
 
