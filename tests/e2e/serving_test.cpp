@@ -15,6 +15,7 @@
 #include "src/core/tests/temp_dir.h"
 #include "tests/e2e/run_cardiac.h"
 #include "tests/e2e/support.h"
+#include "tests/e2e/webhook_receiver.h"
 
 namespace cardiac::e2e {
 namespace {
@@ -34,52 +35,15 @@ vllm:gpu_cache_usage_perc{model_name="meta-llama/Llama-3.1-8B-Instruct"} 0.987
 vllm:num_preemptions_total{model_name="meta-llama/Llama-3.1-8B-Instruct"} 112.0
 )";
 
-// A loopback HTTP server: the engine's /metrics and the webhook receiver.
-class Loopback {
+// A loopback HTTP server: the engine's /metrics beside the webhook receiver.
+class Loopback : public WebhookReceiver {
  public:
   Loopback() {
-    server_.Get("/metrics", [](const httplib::Request&, httplib::Response& res) {
+    server().Get("/metrics", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(kFullCache, "text/plain; version=0.0.4");
     });
-    server_.Post("/hook", [this](const httplib::Request& req, httplib::Response& res) {
-      std::lock_guard lock(mu_);
-      bodies_.push_back(req.body);
-      res.status = 200;
-    });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    start();
   }
-  ~Loopback() {
-    server_.stop();
-    thread_.join();
-  }
-  Loopback(const Loopback&) = delete;
-  Loopback& operator=(const Loopback&) = delete;
-  [[nodiscard]] std::string url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(port_) + path;
-  }
-  // Alerts received by the webhook with this name and status.
-  std::vector<nlohmann::json> received(const std::string& alertname, const std::string& status) {
-    std::lock_guard lock(mu_);
-    std::vector<nlohmann::json> out;
-    for (const auto& b : bodies_) {
-      auto j = nlohmann::json::parse(b, nullptr, false);
-      if (j.is_discarded() || !j.contains("alerts")) continue;
-      for (const auto& a : j["alerts"]) {
-        if (a["labels"].value("alertname", "") == alertname && a.value("status", "") == status) {
-          out.push_back(a);
-        }
-      }
-    }
-    return out;
-  }
-
- private:
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
-  std::mutex mu_;
-  std::vector<std::string> bodies_;
 };
 
 std::string alert_state(const AgentProcess& agent, const std::string& rule) {

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/strings.h"
+#include "tests/e2e/webhook_receiver.h"
 #include "tests/slurm/cluster.h"
 
 namespace cardiac::slurm_e2e {
@@ -195,41 +196,11 @@ TEST_F(SlurmE2E, NodeDrainedByAPersonStaysDrained) {
   EXPECT_EQ(cluster_->node_state("n1"), "IDLE+DRAIN|maintenance");
 }
 
-// A webhook receiver on loopback: the bodies it was sent.
-class Receiver {
- public:
-  Receiver() {
-    server_.Post("/hook", [this](const httplib::Request& req, httplib::Response& res) {
-      std::lock_guard<std::mutex> lock(mu_);
-      bodies_.push_back(req.body);
-      res.status = 200;
-    });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-  }
-  ~Receiver() {
-    server_.stop();
-    thread_.join();
-  }
-  [[nodiscard]] int port() const { return port_; }
-  std::vector<std::string> bodies() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return bodies_;
-  }
-
- private:
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
-  std::mutex mu_;
-  std::vector<std::string> bodies_;
-};
-
 TEST_F(SlurmE2E, BlastRadiusLimitHoldsTheSecondDrainAndAPersonHearsOfIt) {
   start_cluster();
-  Receiver receiver;
-  const std::string notifier = "[[notifier]]\ntype = \"webhook\"\nurl = \"http://127.0.0.1:" +
-                               std::to_string(receiver.port()) + "/hook\"\n";
+  e2e::WebhookReceiver receiver;
+  receiver.start();
+  const std::string notifier = receiver.notifier();
   // Defaults: 10 % of 2 nodes rounds down to 0, at least 1 node per 10 minutes.
   auto a1 = agent_on("gpu-lost.json", notifier);
   auto a2 = agent_on("gpu-lost.json", notifier);
