@@ -188,6 +188,7 @@ class AgentBackend final : public server::Backend {
     dashboard::OverviewInput in;
     in.now = p_.clock.now();
     in.hostname = p_.options.hostname;
+    in.fleet = !p_.options.config.fleet.prometheus.empty();
     in.status = status();
     in.alerts = part(alerts(false));
     // The store gives events oldest first: read the whole day (up to the API's cap) and let

@@ -63,6 +63,7 @@ TEST_F(DashboardRoutes, ScriptsAndStylesHaveTheirTypes) {
   for (const auto& [path, type] : std::vector<std::pair<std::string, std::string>>{
            {"/app.js", "text/javascript; charset=utf-8"},
            {"/charts.js", "text/javascript; charset=utf-8"},
+           {"/fleet.js", "text/javascript; charset=utf-8"},
            {"/app.css", "text/css; charset=utf-8"},
            {"/favicon.svg", "image/svg+xml"},
            {"/vendor/uPlot.iife.min.js", "text/javascript; charset=utf-8"},
