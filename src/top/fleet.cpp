@@ -148,25 +148,26 @@ Line alert_line(const fleet::FleetAlert& a, std::size_t indent, const RenderOpti
   return b.done();
 }
 
+// The verdict comes early: a long Prometheus URL is what gets cut on a narrow terminal.
 Line title_line(const FleetScreen& sc, const RenderOptions& o) {
   LineBuilder b(o.width, o.utf8);
   const char* dot = o.utf8 ? " · " : " - ";
-  std::string t = "cardiac top" + std::string(dot) + "fleet" + dot + clean(sc.prometheus, o.utf8);
-  t += " job " + clean(sc.job, o.utf8);
-  if (sc.view) {
-    std::size_t gpus = 0;
-    for (const auto& n : sc.view->nodes) gpus += n.gpus.size();
-    t += fmt::format("{}{} node{}{}{} GPU{}", dot, sc.view->nodes.size(),
-                     sc.view->nodes.size() == 1 ? "" : "s", dot, gpus, gpus == 1 ? "" : "s");
-  }
-  b.add(t, Style::kTitle);
-  b.add("  ", Style::kTitle);
+  b.add("cardiac top" + std::string(dot) + "fleet  ", Style::kTitle);
   if (!sc.view) {
     b.add(sc.waiting ? "no verdict yet" : "UNKNOWN", sc.waiting ? Style::kTitle : Style::kWarn);
   } else {
     b.add(verdict_label(sc.view->verdict), verdict_style(sc.view->verdict));
     if (!sc.error.empty()) b.add(" (stale)", Style::kWarn);
   }
+  std::string t;
+  if (sc.view) {
+    std::size_t gpus = 0;
+    for (const auto& n : sc.view->nodes) gpus += n.gpus.size();
+    t += fmt::format("{}{} node{}{}{} GPU{}", dot, sc.view->nodes.size(),
+                     sc.view->nodes.size() == 1 ? "" : "s", dot, gpus, gpus == 1 ? "" : "s");
+  }
+  t += dot + ("job " + clean(sc.job, o.utf8) + " of " + clean(sc.prometheus, o.utf8));
+  b.add(t, Style::kTitle);
   return b.done(Style::kTitle);
 }
 
