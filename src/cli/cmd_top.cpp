@@ -110,8 +110,7 @@ int run_fleet_top(const TopOptions& o, const config::Config& cfg, bool utf8, boo
   }
   std::optional<top::FleetPoller> poller;
   start_fetch_thread([&] {
-    poller.emplace(std::move(*prom), fs.job, static_cast<DurationNs>(o.interval * 1e9),
-                   ctx.clock);
+    poller.emplace(std::move(*prom), fs.job, static_cast<DurationNs>(o.interval * 1e9), ctx.clock);
   });
   top::FleetState state;
   bool dirty = true;

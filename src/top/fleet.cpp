@@ -72,7 +72,9 @@ std::string xids_text(const fleet::FleetGpu& g) {
 }
 
 Style severity_style(const std::string& severity) {
-  return severity == "critical" ? Style::kFail : severity == "warning" ? Style::kWarn : Style::kNormal;
+  return severity == "critical"  ? Style::kFail
+         : severity == "warning" ? Style::kWarn
+                                 : Style::kNormal;
 }
 
 Line node_line(const fleet::FleetNode& n, const std::vector<Column>& cols, bool selected,
@@ -143,7 +145,8 @@ Line alert_line(const fleet::FleetAlert& a, std::size_t indent, const RenderOpti
   b.add(" [" + clean(a.severity.empty() ? "none" : a.severity, o.utf8) + "]",
         severity_style(a.severity));
   if (a.gpu) b.add(fmt::format(" GPU {}", *a.gpu));
-  if (a.state != "firing" && !a.state.empty()) b.add(" (" + clean(a.state, o.utf8) + ")", Style::kDim);
+  if (a.state != "firing" && !a.state.empty())
+    b.add(" (" + clean(a.state, o.utf8) + ")", Style::kDim);
   b.add(": " + clean(a.summary, o.utf8));
   return b.done();
 }
@@ -187,8 +190,8 @@ Line state_line(const FleetScreen& sc, const RenderOptions& o) {
   }
   std::size_t by[4] = {};
   for (const auto& n : sc.view->nodes) ++by[static_cast<int>(n.verdict)];
-  const fleet::Verdict order[] = {fleet::Verdict::kOk, fleet::Verdict::kWarn,
-                                  fleet::Verdict::kFail, fleet::Verdict::kUnknown};
+  const fleet::Verdict order[] = {fleet::Verdict::kOk, fleet::Verdict::kWarn, fleet::Verdict::kFail,
+                                  fleet::Verdict::kUnknown};
   b.add("nodes:");
   for (auto v : order) {
     b.add(" ");
@@ -271,8 +274,8 @@ std::vector<Line> table_view(const FleetScreen& sc, const FleetState& s, const R
     if (expanded) {
       if (!n.scraped) {
         body.push_back(message_line(
-            "  not scraped: " + (n.scrape_error.empty() ? std::string("no reason given")
-                                                        : n.scrape_error),
+            "  not scraped: " +
+                (n.scrape_error.empty() ? std::string("no reason given") : n.scrape_error),
             o, Style::kWarn));
       } else if (n.gpus.empty()) {
         body.push_back(message_line("  no GPU series", o, Style::kDim));
@@ -400,7 +403,8 @@ Action handle_fleet_key(FleetState& s, const FleetScreen& screen, int key) {
       return Action::kRedraw;
     case 'a': {
       bool all = n > 0;
-      for (std::size_t i = 0; i < n; ++i) all = all && s.expanded.count(screen.view->nodes[i].instance);
+      for (std::size_t i = 0; i < n; ++i)
+        all = all && s.expanded.count(screen.view->nodes[i].instance);
       s.expanded.clear();
       if (!all) {
         for (std::size_t i = 0; i < n; ++i) s.expanded.insert(screen.view->nodes[i].instance);

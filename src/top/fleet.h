@@ -24,14 +24,14 @@ struct FleetScreen {
   std::string job;
   std::optional<fleet::FleetView> view;  // the newest view that was read
   TimeNs read_at = 0;                    // when `view` was read
-  std::string error;  // the newest read's error; not empty: `view`, if any, is stale
+  std::string error;    // the newest read's error; not empty: `view`, if any, is stale
   bool waiting = true;  // no read has finished yet
 };
 
 // What keys change.
 struct FleetState {
-  std::size_t selected = 0;         // a node, in the view's order
-  std::set<std::string> expanded;   // nodes shown with their GPUs and alerts, by instance
+  std::size_t selected = 0;        // a node, in the view's order
+  std::set<std::string> expanded;  // nodes shown with their GPUs and alerts, by instance
   bool help = false;
 };
 

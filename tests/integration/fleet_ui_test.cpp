@@ -93,8 +93,8 @@ class FleetUi : public ::testing::Test {
             [&] {
               return prom_->value("count(up{job=\"cardiac\"} == 1)") == 3 &&
                      prom_->value("count(up{job=\"cardiac\"} == 0)") == 1 &&
-                     prom_->value(
-                         "count(ALERTS{alertname=\"gpu_lost\",alertstate=\"firing\"})") == 1 &&
+                     prom_->value("count(ALERTS{alertname=\"gpu_lost\",alertstate=\"firing\"})") ==
+                         1 &&
                      prom_->value("count(cardiac_gpu_health == 2)") >= 2;
             },
             90)) {

@@ -48,9 +48,7 @@ class Tmux {
                 "sh", "-c", shell})
                .exit_code == 0;
   }
-  [[nodiscard]] std::string capture() const {
-    return run({"capture-pane", "-p", "-t", "t"}).out;
-  }
+  [[nodiscard]] std::string capture() const { return run({"capture-pane", "-p", "-t", "t"}).out; }
   [[nodiscard]] std::string display(const std::string& format) const {
     auto out = run({"display-message", "-p", "-t", "t", format}).out;
     if (!out.empty() && out.back() == '\n') out.pop_back();

@@ -168,8 +168,8 @@ TEST_F(DashboardRoutes, FleetIsTheBackendsViewOrSaysWhyNot) {
   // Prometheus cannot be read: 503 with its error, never an empty fleet.
   {
     std::lock_guard lock(backend.mu);
-    backend.fleet_answer = Result<json>(tl::unexpected(
-        Error::unavailable("Prometheus at http://127.0.0.1:1: could not connect")));
+    backend.fleet_answer = Result<json>(
+        tl::unexpected(Error::unavailable("Prometheus at http://127.0.0.1:1: could not connect")));
   }
   auto down = client->Get("/api/v1/fleet");
   ASSERT_TRUE(down);

@@ -49,8 +49,8 @@ fleet::FleetView three_nodes() {
   lost.gpus[1].xids = {{79, 1}};
   lost.gpus[1].last_xid = 79;
   lost.gpus[1].reason = "not answering NVML (lost, hung or needing a reset)";
-  lost.alerts.push_back(
-      {"gpu_lost", "critical", "firing", "GPU 1 stopped answering NVML", "2026-12-05T04:38:58Z", 1});
+  lost.alerts.push_back({"gpu_lost", "critical", "firing", "GPU 1 stopped answering NVML",
+                         "2026-12-05T04:38:58Z", 1});
   fleet::FleetNode down;
   down.instance = "127.0.0.1:1";
   down.hostname = "127.0.0.1";
@@ -104,10 +104,14 @@ TEST(FleetScreen, NodeRowsAtEightyColumns) {
   EXPECT_EQ(l[1].substr(0, l[1].find("  read")), "nodes: 1 OK 0 WARN 1 FAIL 1 UNKNOWN");
   EXPECT_NE(l[1].find("read 2s ago"), std::string::npos);
   // INSTANCE dropped first; REASON takes the rest of the line.
-  EXPECT_EQ(l[2], "NODE               VERDICT GPUS ALERTS  XIDS REASON                             ");
-  EXPECT_EQ(l[3], "▸ gpu-a01          OK         2      0     0 OK                                 ");
-  EXPECT_EQ(l[4], "▸ gpu-a02          FAIL       2      1     1 1 of 2 GPUs not OK                 ");
-  EXPECT_EQ(l[5], "▸ 127.0.0.1        UNKNOWN    -      0     - not scraped: connection refused    ");
+  EXPECT_EQ(l[2],
+            "NODE               VERDICT GPUS ALERTS  XIDS REASON                             ");
+  EXPECT_EQ(l[3],
+            "▸ gpu-a01          OK         2      0     0 OK                                 ");
+  EXPECT_EQ(l[4],
+            "▸ gpu-a02          FAIL       2      1     1 1 of 2 GPUs not OK                 ");
+  EXPECT_EQ(l[5],
+            "▸ 127.0.0.1        UNKNOWN    -      0     - not scraped: connection refused    ");
   for (const auto& line : l) EXPECT_EQ(display_width(line), 80u);
 }
 
@@ -147,9 +151,12 @@ TEST(FleetScreen, EnterExpandsANodeIntoItsGpusAndAlerts) {
   EXPECT_EQ(handle_fleet_key(st, sc, kKeyEnter), Action::kRedraw);
   auto l = lines(render_fleet(sc, st, at(80, 24)));
   EXPECT_EQ(l[4].substr(0, 11), "▾ gpu-a02");
-  EXPECT_EQ(l[5], "    GPU VERDICT UTIL         MEM TEMP POWER XIDS       REASON                   ");
-  EXPECT_EQ(l[6], "      0 OK       97%    40.0/80G  61C  478W -                                   ");
-  EXPECT_EQ(l[7], "      1 FAIL       -           -    -     - 79x1       not answering NVML (lost…");
+  EXPECT_EQ(l[5],
+            "    GPU VERDICT UTIL         MEM TEMP POWER XIDS       REASON                   ");
+  EXPECT_EQ(l[6],
+            "      0 OK       97%    40.0/80G  61C  478W -                                   ");
+  EXPECT_EQ(l[7],
+            "      1 FAIL       -           -    -     - 79x1       not answering NVML (lost…");
   EXPECT_EQ(l[8].substr(0, 44), "    alert gpu_lost [critical] GPU 1: GPU 1 s");
   EXPECT_EQ(l[9].substr(0, 13), "▸ 127.0.0.1");
   // Enter again folds it; `a` opens every node, and the down one says why it has no GPUs.
