@@ -50,23 +50,23 @@ class FleetUi : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (!std::filesystem::exists(kPrometheus)) return;
-    down_port_ = free_port();  // nothing listens there
+    down_port = free_port();  // nothing listens there
     for (const char* s : {"healthy-8xh100.json", "gpu-lost.json", "ecc-dbe.json"}) {
       // A captured healthy host: this machine's own load must not make a node WARN.
-      auto& a = agents_.emplace_back(std::make_unique<AgentProcess>(
+      auto& a = agents.emplace_back(std::make_unique<AgentProcess>(
           scenario(s).dump(),
           "[host]\nroot = \"" + std::string(CARDIAC_FIXTURES_DIR) + "/hosts/old-kernel\"\n"));
       a->agent_keys("interval = \"200ms\"\n");
     }
-    const std::string rules = agents_[0]->dir() + "/cardiac-rules.yml";
+    const std::string rules = agents[0]->dir() + "/cardiac-rules.yml";
     auto exported = run_cardiac({"export", "prometheus-rules", "-o", rules});
     if (exported.exit_code != 0) {
-      setup_error_ = "export prometheus-rules: " + exported.err;
+      setup_error = "export prometheus-rules: " + exported.err;
       return;
     }
     std::string targets;
-    for (const auto& a : agents_) targets += "'127.0.0.1:" + std::to_string(a->port()) + "', ";
-    targets += "'127.0.0.1:" + std::to_string(down_port_) + "'";
+    for (const auto& a : agents) targets += "'127.0.0.1:" + std::to_string(a->port()) + "', ";
+    targets += "'127.0.0.1:" + std::to_string(down_port) + "'";
     const std::string config =
         "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
         "rule_files: ['" +
@@ -75,53 +75,53 @@ class FleetUi : public ::testing::Test {
         "scrape_configs:\n  - job_name: cardiac\n    static_configs:\n"
         "      - targets: [" +
         targets + "]\n";
-    const std::string prom_dir = agents_[0]->dir() + "/prometheus";
+    const std::string prom_dir = agents[0]->dir() + "/prometheus";
     std::filesystem::create_directories(prom_dir);
-    prom_ = std::make_unique<PrometheusProcess>(prom_dir, config);
+    prom = std::make_unique<PrometheusProcess>(prom_dir, config);
     // The healthy agent shows the fleet of this Prometheus; the ECC agent one that is down.
-    std::ofstream(agents_[0]->config_path(), std::ios::app)
+    std::ofstream(agents[0]->config_path(), std::ios::app)
         << "[fleet]\nprometheus = \"" << url() << "\"\ntimeout = \"5s\"\n";
-    std::ofstream(agents_[2]->config_path(), std::ios::app)
-        << "[fleet]\nprometheus = \"http://127.0.0.1:" << down_port_ << "\"\ntimeout = \"2s\"\n";
-    for (auto& a : agents_) {
+    std::ofstream(agents[2]->config_path(), std::ios::app)
+        << "[fleet]\nprometheus = \"http://127.0.0.1:" << down_port << "\"\ntimeout = \"2s\"\n";
+    for (auto& a : agents) {
       if (!a->start()) {
-        setup_error_ = "an agent did not start";
+        setup_error = "an agent did not start";
         return;
       }
     }
     if (!eventually(
             [&] {
-              return prom_->value("count(up{job=\"cardiac\"} == 1)") == 3 &&
-                     prom_->value("count(up{job=\"cardiac\"} == 0)") == 1 &&
-                     prom_->value("count(ALERTS{alertname=\"gpu_lost\",alertstate=\"firing\"})") ==
+              return prom->value("count(up{job=\"cardiac\"} == 1)") == 3 &&
+                     prom->value("count(up{job=\"cardiac\"} == 0)") == 1 &&
+                     prom->value("count(ALERTS{alertname=\"gpu_lost\",alertstate=\"firing\"})") ==
                          1 &&
-                     prom_->value("count(cardiac_gpu_health == 2)") >= 2;
+                     prom->value("count(cardiac_gpu_health == 2)") >= 2;
             },
             90)) {
-      setup_error_ = "Prometheus did not see the fleet in time:\n" + prom_->log();
+      setup_error = "Prometheus did not see the fleet in time:\n" + prom->log();
     }
   }
   static void TearDownTestSuite() {
-    prom_.reset();
-    agents_.clear();
+    prom.reset();
+    agents.clear();
   }
   void SetUp() override {
     if (!std::filesystem::exists(kPrometheus)) {
       GTEST_SKIP() << "Prometheus not installed (apt-get install prometheus)";
     }
-    ASSERT_TRUE(setup_error_.empty()) << setup_error_;
+    ASSERT_TRUE(setup_error.empty()) << setup_error;
   }
 
-  static std::string url() { return "http://127.0.0.1:" + std::to_string(prom_->port()); }
+  static std::string url() { return "http://127.0.0.1:" + std::to_string(prom->port()); }
   static std::string instance(std::size_t i) {
-    return "127.0.0.1:" + std::to_string(agents_[i]->port());
+    return "127.0.0.1:" + std::to_string(agents[i]->port());
   }
-  static std::string down_instance() { return "127.0.0.1:" + std::to_string(down_port_); }
+  static std::string down_instance() { return "127.0.0.1:" + std::to_string(down_port); }
 
-  static inline std::vector<std::unique_ptr<AgentProcess>> agents_;
-  static inline int down_port_ = 0;
-  static inline std::unique_ptr<PrometheusProcess> prom_;
-  static inline std::string setup_error_;
+  static inline std::vector<std::unique_ptr<AgentProcess>> agents;
+  static inline int down_port = 0;
+  static inline std::unique_ptr<PrometheusProcess> prom;
+  static inline std::string setup_error;
 };
 
 std::string top_command(const std::string& args) {
@@ -187,7 +187,7 @@ TEST_F(FleetUi, TopShowsAnUnreachablePrometheusAsAnErrorAndStillQuits) {
   ASSERT_FALSE(tmux_path().empty()) << "tmux is not installed (scripts/setup.sh installs it)";
   Tmux t;
   ASSERT_TRUE(t.start(
-      pane_script(top_command("--prometheus http://127.0.0.1:" + std::to_string(down_port_))), 100,
+      pane_script(top_command("--prometheus http://127.0.0.1:" + std::to_string(down_port))), 100,
       20));
   ASSERT_TRUE(t.wait_for([](const std::string& p) { return has(p, "no fleet view: "); }))
       << t.capture();
@@ -200,7 +200,7 @@ TEST_F(FleetUi, TopShowsAnUnreachablePrometheusAsAnErrorAndStillQuits) {
 }
 
 TEST_F(FleetUi, AgentAnswersTheFleetOnlyWithFleetConfigured) {
-  auto [status, body] = agents_[0]->get("/api/v1/fleet");
+  auto [status, body] = agents[0]->get("/api/v1/fleet");
   ASSERT_EQ(status, 200) << body;
   const json j = json::parse(body, nullptr, false);
   EXPECT_EQ(j["schema"], "cardiac.fleet/v1");
@@ -213,17 +213,17 @@ TEST_F(FleetUi, AgentAnswersTheFleetOnlyWithFleetConfigured) {
   EXPECT_EQ(verdicts[instance(1)], "fail");
   EXPECT_EQ(verdicts[down_instance()], "unknown");
 
-  auto [none, none_body] = agents_[1]->get("/api/v1/fleet");
+  auto [none, none_body] = agents[1]->get("/api/v1/fleet");
   EXPECT_EQ(none, 501) << none_body;
   EXPECT_TRUE(has(none_body, "[fleet] prometheus")) << none_body;
 
-  auto [down, down_body] = agents_[2]->get("/api/v1/fleet");
+  auto [down, down_body] = agents[2]->get("/api/v1/fleet");
   EXPECT_EQ(down, 503) << down_body;
   EXPECT_TRUE(has(down_body, "could not connect")) << down_body;
 
   // The overview tells the page whether to offer its Fleet tab.
-  EXPECT_EQ(json::parse(agents_[0]->get("/api/v1/dashboard/overview").second)["fleet"], true);
-  EXPECT_EQ(json::parse(agents_[1]->get("/api/v1/dashboard/overview").second)["fleet"], false);
+  EXPECT_EQ(json::parse(agents[0]->get("/api/v1/dashboard/overview").second)["fleet"], true);
+  EXPECT_EQ(json::parse(agents[1]->get("/api/v1/dashboard/overview").second)["fleet"], false);
 }
 
 // node from PATH, or empty.
