@@ -251,6 +251,9 @@
       renderTimeline(o.timeline || []);
       renderQueue(o.queue);
       updateTargets(o);
+      // fleet.js offers its tab when this agent has [fleet] prometheus.
+      window.cardiacOverview = o;
+      window.dispatchEvent(new CustomEvent('cardiac-overview', { detail: o }));
     } catch (e) {
       // Keep the last picture but say loudly that it is old: never a silent "all good".
       showErrors([{ part: 'the overview', error: e.message }]);

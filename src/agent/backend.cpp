@@ -3,10 +3,15 @@
 // reader connection; nothing here calls NVML or waits for a sample.
 #include "agent/backend.h"
 
+#include <mutex>
+#include <optional>
+
 #include "alerts/alert_json.h"
 #include "core/format.h"
 #include "core/time.h"
+#include "dashboard/fleet.h"
 #include "dashboard/overview.h"
+#include "fleet/read.h"
 #include "health/report.h"
 #include "metrics/exposition_cache.h"
 #include "store/events.h"
@@ -164,10 +169,26 @@ class AgentBackend final : public server::Backend {
     return p_.queue->api_json();
   }
 
+  // Read on request from the Prometheus of [fleet], under its timeout. An answer (or an error)
+  // is kept for a few seconds: every open dashboard asks on each refresh, and Prometheus should
+  // not be read once per page. One read at a time; the others wait for it.
+  Result<nlohmann::json> fleet() override {
+    const config::FleetSettings& f = p_.options.config.fleet;
+    if (f.prometheus.empty()) return server::Backend::fleet();
+    std::lock_guard lock(fleet_mu_);
+    if (fleet_answer_ && p_.clock.monotonic() - fleet_read_ < kFleetCacheAge) {
+      return *fleet_answer_;
+    }
+    fleet_answer_ = read_fleet(f);
+    fleet_read_ = p_.clock.monotonic();
+    return *fleet_answer_;
+  }
+
   Result<nlohmann::json> dashboard_overview() override {
     dashboard::OverviewInput in;
     in.now = p_.clock.now();
     in.hostname = p_.options.hostname;
+    in.fleet = !p_.options.config.fleet.prometheus.empty();
     in.status = status();
     in.alerts = part(alerts(false));
     // The store gives events oldest first: read the whole day (up to the API's cap) and let
@@ -254,10 +275,29 @@ class AgentBackend final : public server::Backend {
     return out;
   }
 
+  static constexpr DurationNs kFleetCacheAge = 5 * kNsPerSec;
+
+  // Every failure is 503 with its reason: the page shows the fleet as unreadable, never empty.
+  Result<nlohmann::json> read_fleet(const config::FleetSettings& f) {
+    auto unavailable = [](const Error& e) {
+      return tl::unexpected(Error::unavailable(std::string(e.what())));
+    };
+    auto opts = fleet::prometheus_options(f.prometheus, f.timeout, f.bearer_token_file);
+    if (!opts) return unavailable(opts.error().with_context("[fleet] bearer_token_file"));
+    auto prom = fleet::Prometheus::connect(*opts);
+    if (!prom) return unavailable(prom.error().with_context("[fleet] prometheus"));
+    auto view = fleet::read_fleet(*prom, f.job);
+    if (!view) return unavailable(view.error());
+    return dashboard::fleet_answer(*view, p_.clock.now());
+  }
+
   Snapshot copy() { return p_.snapshot.get(); }
   BackendParts p_;
   TimeNs started_;
   metrics::ExpositionCache exposition_;  // one render per sample, not per scrape
+  std::mutex fleet_mu_;
+  std::optional<Result<nlohmann::json>> fleet_answer_;
+  TimeNs fleet_read_ = 0;  // monotonic
 };
 
 }  // namespace

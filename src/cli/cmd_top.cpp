@@ -15,6 +15,9 @@
 #include "config/config.h"
 #include "core/format.h"
 #include "core/strings.h"
+#include "fleet/prometheus.h"
+#include "top/fleet.h"
+#include "top/fleet_source.h"
 #include "top/render.h"
 #include "top/screen.h"
 #include "top/source.h"
@@ -34,6 +37,9 @@ struct TopOptions {
   std::string config = config::kDefaultConfigPath;
   bool config_named = false;
   bool timeout_given = false;
+  bool fleet = false;
+  std::string prometheus;
+  std::string job;
 };
 
 // The signal that asked us to stop (0: none). The main loop sees it within one key timeout.
@@ -54,6 +60,98 @@ void install_stop_handlers() {
 // The key read's timeout: how soon a new sample is drawn after it arrives.
 constexpr int kKeyTimeoutMs = 100;
 
+// Blocks the stop signals while `make` starts a thread, so they interrupt this thread's key
+// reads and not the fetch thread.
+template <typename F>
+void start_fetch_thread(F make) {
+  sigset_t block, old;
+  sigemptyset(&block);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGWINCH}) sigaddset(&block, sig);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  make();
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+int exit_status() {
+  const int sig = g_stop_signal.load();
+  // Ctrl-C is a way to quit like q; another signal ends the program as that signal would.
+  return sig == 0 || sig == SIGINT ? kExitOk : 128 + sig;
+}
+
+// `cardiac top --fleet`: every node of the Prometheus that scrapes the agents (docs/fleet.md).
+int run_fleet_top(const TopOptions& o, const config::Config& cfg, bool utf8, bool want_color,
+                  Context& ctx) {
+  const std::string url = o.prometheus.empty() ? cfg.fleet.prometheus : o.prometheus;
+  if (url.empty()) {
+    ctx.err << "cardiac top: --fleet: no Prometheus to read: pass --prometheus "
+               "http://HOST:9090 or set [fleet] prometheus in "
+            << o.config << "\n";
+    return kExitUsage;
+  }
+  auto opts = fleet::prometheus_options(url, cfg.fleet.timeout, cfg.fleet.bearer_token_file);
+  if (!opts) {
+    ctx.err << "cardiac top: [fleet] bearer_token_file: " << opts.error().what() << "\n";
+    return kExitCannotRun;
+  }
+  auto prom = fleet::Prometheus::connect(*opts);
+  if (!prom) {
+    ctx.err << "cardiac top: --prometheus: " << prom.error().what() << "\n";
+    return kExitUsage;
+  }
+  top::FleetScreen fs;
+  fs.prometheus = url;
+  fs.job = o.job.empty() ? cfg.fleet.job : o.job;
+
+  install_stop_handlers();
+  auto screen = top::Screen::open(want_color);
+  if (!screen) {
+    ctx.err << "cardiac top: " << screen.error().what() << "\n";
+    return kExitCannotRun;
+  }
+  std::optional<top::FleetPoller> poller;
+  start_fetch_thread([&] {
+    poller.emplace(std::move(*prom), fs.job, static_cast<DurationNs>(o.interval * 1e9), ctx.clock);
+  });
+  top::FleetState state;
+  bool dirty = true;
+  TimeNs drawn_at = 0;
+  while (g_stop_signal == 0) {
+    if (auto r = poller->take()) {
+      fs.waiting = false;
+      if (r->view) {
+        fs.view = std::move(*r->view);
+        fs.read_at = r->at;
+        fs.error.clear();
+      } else {
+        fs.error = r->view.error().what();
+      }
+      dirty = true;
+    }
+    // The "read N s ago" figure moves on while Prometheus is slow.
+    if (ctx.clock.now() - drawn_at >= kNsPerSec) dirty = true;
+    if (dirty) {
+      top::clamp_selection(state, fs);
+      drawn_at = ctx.clock.now();
+      top::RenderOptions ro{(*screen)->width(), (*screen)->height(), utf8, drawn_at, o.interval};
+      (*screen)->draw(top::render_fleet(fs, state, ro));
+      dirty = false;
+    }
+    const int key = (*screen)->read_key(kKeyTimeoutMs);
+    if (key == top::Screen::kNoKey) continue;
+    if (key == top::Screen::kResized) {
+      dirty = true;
+      continue;
+    }
+    const top::Action a = top::handle_fleet_key(state, fs, key);
+    if (a == top::Action::kQuit) break;
+    if (a == top::Action::kRedraw) dirty = true;
+  }
+  // The terminal first: the poller may still wait for Prometheus (up to [fleet] timeout).
+  (*screen)->close();
+  poller.reset();
+  return exit_status();
+}
+
 int run_top(TopOptions o, Context& ctx) {
   auto cfg = config::load_config(o.config, o.config_named);
   if (!cfg) {
@@ -62,6 +160,10 @@ int run_top(TopOptions o, Context& ctx) {
   }
   if (!(o.interval >= 0.1 && o.interval <= 3600)) {
     ctx.err << "cardiac top: --interval: between 0.1 and 3600 seconds, got " << o.interval << "\n";
+    return kExitUsage;
+  }
+  if (!o.fleet && (!o.prometheus.empty() || !o.job.empty())) {
+    ctx.err << "cardiac top: --prometheus and --job go with --fleet\n";
     return kExitUsage;
   }
   if (!o.timeout_given) o.timeout = fmt::format("{}ns", cfg->nvml.timeout);
@@ -88,22 +190,21 @@ int run_top(TopOptions o, Context& ctx) {
   const char* no_color_env = std::getenv("NO_COLOR");
   const bool want_color = !o.no_color && !(no_color_env && *no_color_env);
 
+  if (o.fleet) {
+    if (o.timeout_given) {
+      if (auto t = parse_duration_ns(o.timeout)) so.config.fleet.timeout = *t;
+    }
+    return run_fleet_top(o, so.config, utf8, want_color, ctx);
+  }
+
   install_stop_handlers();
   auto screen = top::Screen::open(want_color);
   if (!screen) {
     ctx.err << "cardiac top: " << screen.error().what() << "\n";
     return kExitCannotRun;
   }
-  // The poller's thread blocks the stop signals, so they interrupt this thread's key reads.
   std::optional<top::Poller> poller;
-  {
-    sigset_t block, old;
-    sigemptyset(&block);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGWINCH}) sigaddset(&block, sig);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    poller.emplace(so, ctx.clock);
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  }
+  start_fetch_thread([&] { poller.emplace(so, ctx.clock); });
 
   top::Snapshot snap;
   snap.message = "waiting for the first sample";
@@ -137,9 +238,7 @@ int run_top(TopOptions o, Context& ctx) {
   // The terminal first: the poller may still wait for an NVML answer (up to --timeout).
   (*screen)->close();
   poller.reset();
-  const int sig = g_stop_signal.load();
-  // Ctrl-C is a way to quit like q; another signal ends the program as that signal would.
-  return sig == 0 || sig == SIGINT ? kExitOk : 128 + sig;
+  return exit_status();
 }
 
 }  // namespace
@@ -159,12 +258,21 @@ Runner register_top(CLI::App& sub) {
   sub.add_option("--root", o->root, "Read /proc and /sys under DIR (a captured host tree)")
       ->option_text("DIR");
   sub.add_option("--timeout", o->timeout,
-                 "Deadline for each NVML answer of a local sample (default 5s, e.g. 500ms)")
+                 "Deadline for each NVML answer of a local sample (default 5s, e.g. 500ms); "
+                 "with --fleet, for each Prometheus answer (default [fleet] timeout)")
       ->option_text("DURATION");
   sub.add_option("--state-dir", o->state_dir, "The agent's state directory (for its API token)")
       ->option_text("DIR");
   sub.add_option("--config", o->config, "Configuration file (default /etc/cardiac/cardiac.toml)")
       ->option_text("FILE");
+  sub.add_flag("--fleet", o->fleet,
+               "Every node that Prometheus scrapes instead of this machine (docs/fleet.md)");
+  sub.add_option("--prometheus", o->prometheus,
+                 "With --fleet: the Prometheus that scrapes the agents (default: [fleet] "
+                 "prometheus)")
+      ->option_text("URL");
+  sub.add_option("--job", o->job, "With --fleet: the agents' scrape job (default: [fleet] job)")
+      ->option_text("NAME");
   sub.footer(
       "Shows every GPU with bars and a utilization sparkline (UTIL, MEM, TEMP against the\n"
       "slowdown threshold, POWER against the limit), its verdict and reason, throttle reasons\n"
@@ -176,6 +284,10 @@ Runner register_top(CLI::App& sub) {
       "Keys: q quit; tab, 1-4 views (GPUs, processes, alerts, queue); s, left, right sort key;\n"
       "S reverse; up, down select; / filter by GPU index (3, 0,5) or process, user or job;\n"
       "Esc clear the filter; h help.\n"
+      "\n"
+      "--fleet shows every node of the Prometheus that scrapes the agents ([fleet] prometheus\n"
+      "or --prometheus): verdict, GPUs, firing alerts, Xids and why; Enter expands a node into\n"
+      "its GPUs and alerts, a expands all. A node Prometheus cannot scrape reads UNKNOWN.\n"
       "\n"
       "Exit status: 0 after q or Ctrl-C, 2 bad flags or configuration, 3 no terminal,\n"
       "128+N after signal N (SIGTERM, SIGHUP). Full description: docs/top.md.");

@@ -183,6 +183,7 @@ json overview(const OverviewInput& in) {
   json out;
   out["schema"] = "cardiac.dashboard.overview/v1";
   out["hostname"] = in.hostname;
+  out["fleet"] = in.fleet;
   out["now"] = format_iso8601(in.now);
   json errors = json::array();
 

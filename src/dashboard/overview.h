@@ -29,6 +29,7 @@ struct OverviewInput {
   Part incidents;             // [{"id","gpu","kind","started_ns","ended_ns"?,"evidence"}]
   std::optional<Part> queue;  // GET /api/v1/queue; nullopt when the agent runs no queue
   std::string hostname;       // the agent's
+  bool fleet = false;         // [fleet] prometheus is set: the page offers its Fleet tab
   TimeNs now = 0;
 };
 

@@ -3,14 +3,34 @@
 
 #include <httplib.h>
 
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
 #include <fmt/format.h>
 
+#include "core/strings.h"
 #include "core/time.h"
 #include "notify/notifier.h"
 
 namespace cardiac::fleet {
 
 using nlohmann::json;
+
+Result<PrometheusOptions> prometheus_options(std::string url, DurationNs timeout,
+                                             const std::string& bearer_token_file) {
+  PrometheusOptions o;
+  o.url = std::move(url);
+  o.timeout = timeout;
+  if (!bearer_token_file.empty()) {
+    std::ifstream in(bearer_token_file);
+    if (!in) return fail(Error::io(bearer_token_file, errno));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    o.bearer_token = std::string(trim(ss.str()));
+  }
+  return o;
+}
 
 Result<Prometheus> Prometheus::connect(PrometheusOptions options) {
   auto url = notify::parse_http_url(options.url);

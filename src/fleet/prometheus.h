@@ -18,6 +18,11 @@ struct PrometheusOptions {
   std::string bearer_token;  // sent as Authorization: Bearer when set
 };
 
+// The options for `url` with the [fleet] table's timeout and bearer token file (read now, its
+// content trimmed; an empty path: no token). Fails when the file cannot be read.
+Result<PrometheusOptions> prometheus_options(std::string url, DurationNs timeout,
+                                             const std::string& bearer_token_file);
+
 class Prometheus {
  public:
   // Fails on a URL that is not http(s)://host[:port][/prefix].

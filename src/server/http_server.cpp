@@ -408,6 +408,8 @@ void HttpServer::Impl::install_routes() {
   install_asset_routes();
   get("/api/v1/queue", Access::kRead,
       [this](const auto&, auto& res) { send_result(res, backend.queue()); });
+  get("/api/v1/fleet", Access::kRead,
+      [this](const auto&, auto& res) { send_result(res, backend.fleet()); });
   post(R"(/api/v1/alerts/([^/]+)/ack)", Access::kMutate, [this](const auto& req, auto& res) {
     auto id = parse_i64(req.matches[1].str());
     if (!id || *id < 0) throw HttpError{400, "alert id must be an integer", "id"};

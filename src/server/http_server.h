@@ -56,6 +56,12 @@ class Backend {
   virtual Result<nlohmann::json> queue() {
     return tl::unexpected(Error::unsupported("this agent runs no job queue ([queue] enabled)"));
   }
+  // GET /api/v1/fleet: the fleet view (`cardiac.fleet/v1`) from the Prometheus of [fleet]:
+  // unsupported without one, unavailable (with why) when it cannot be read.
+  virtual Result<nlohmann::json> fleet() {
+    return tl::unexpected(Error::unsupported(
+        "this agent has no fleet view: set [fleet] prometheus in its configuration"));
+  }
   // GET /api/v1/dashboard/overview: dashboard::overview() over what the agent has now.
   virtual Result<nlohmann::json> dashboard_overview() {
     return tl::unexpected(Error::unsupported("this server has no dashboard data"));

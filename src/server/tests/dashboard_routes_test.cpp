@@ -63,6 +63,7 @@ TEST_F(DashboardRoutes, ScriptsAndStylesHaveTheirTypes) {
   for (const auto& [path, type] : std::vector<std::pair<std::string, std::string>>{
            {"/app.js", "text/javascript; charset=utf-8"},
            {"/charts.js", "text/javascript; charset=utf-8"},
+           {"/fleet.js", "text/javascript; charset=utf-8"},
            {"/app.css", "text/css; charset=utf-8"},
            {"/favicon.svg", "image/svg+xml"},
            {"/vendor/uPlot.iife.min.js", "text/javascript; charset=utf-8"},
@@ -144,6 +145,39 @@ TEST_F(DashboardRoutes, OverviewAndChartComeFromTheBackend) {
   EXPECT_EQ(backend.last_chart_range, "1h");  // the default
 
   EXPECT_EQ(client->Get("/api/v1/dashboard/chart?gpu=99&range=1h")->status, 404);
+}
+
+TEST_F(DashboardRoutes, FleetIsTheBackendsViewOrSaysWhyNot) {
+  start();
+  client->set_decompress(true);
+  // No [fleet] prometheus: 501 with the key to set.
+  auto none = client->Get("/api/v1/fleet");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 501);
+  EXPECT_NE(json::parse(none->body)["error"].get<std::string>().find("[fleet] prometheus"),
+            std::string::npos)
+      << none->body;
+  {
+    std::lock_guard lock(backend.mu);
+    backend.fleet_answer = json{{"schema", "cardiac.fleet/v1"}, {"verdict", "fail"}};
+  }
+  auto ok = client->Get("/api/v1/fleet");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_EQ(json::parse(ok->body)["verdict"], "fail");
+  // Prometheus cannot be read: 503 with its error, never an empty fleet.
+  {
+    std::lock_guard lock(backend.mu);
+    backend.fleet_answer = Result<json>(
+        tl::unexpected(Error::unavailable("Prometheus at http://127.0.0.1:1: could not connect")));
+  }
+  auto down = client->Get("/api/v1/fleet");
+  ASSERT_TRUE(down);
+  EXPECT_EQ(down->status, 503);
+  EXPECT_NE(json::parse(down->body)["error"].get<std::string>().find("could not connect"),
+            std::string::npos)
+      << down->body;
+  EXPECT_EQ(client->Post("/api/v1/fleet", "", "application/json")->status, 405);
 }
 
 TEST_F(DashboardRoutes, ChartParametersAreChecked) {

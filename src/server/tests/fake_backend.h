@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -62,6 +63,11 @@ class FakeBackend final : public Backend {
     return json{{"id", 7}};
   }
 
+  Result<json> fleet() override {
+    std::lock_guard lock(mu);
+    if (!fleet_answer) return Backend::fleet();
+    return *fleet_answer;
+  }
   Result<json> dashboard_overview() override {
     std::lock_guard lock(mu);
     return json{{"schema", "cardiac.dashboard.overview/v1"}};
@@ -91,6 +97,7 @@ class FakeBackend final : public Backend {
   DurationNs last_duration = 0;
   std::optional<int> last_chart_gpu;
   std::string last_chart_range;
+  std::optional<Result<json>> fleet_answer;  // unset: the default answer (no [fleet])
 };
 
 }  // namespace cardiac::server::test_support
