@@ -16,6 +16,7 @@
 #include "src/core/tests/temp_dir.h"
 #include "tests/e2e/run_cardiac.h"
 #include "tests/e2e/support.h"
+#include "tests/e2e/tmux.h"
 
 namespace cardiac::e2e {
 namespace {
@@ -29,63 +30,6 @@ std::vector<std::string> lines_of(const std::string& text) {
   std::istringstream in(text);
   for (std::string l; std::getline(in, l);) out.push_back(l);
   return out;
-}
-
-// tmux from PATH (the spawn helper runs a path, it does not search).
-std::string tmux_path() {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "/usr/bin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    if (!dir.empty() && access((dir + "/tmux").c_str(), X_OK) == 0) return dir + "/tmux";
-  }
-  return "";
-}
-
-// A tmux server of our own (its own socket, no configuration file), removed afterwards.
-class Tmux {
- public:
-  Tmux() {
-    static std::atomic<int> counter{0};
-    socket_ = "cardiac-top-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
-  }
-  ~Tmux() { run({"kill-server"}); }
-  RunResult run(std::vector<std::string> args) const {
-    std::vector<std::string> argv{tmux_path(), "-L", socket_, "-f", "/dev/null"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return run_program(argv);
-  }
-  // A session of `w`×`h` running `shell` (a sh -c script) in its only pane.
-  bool start(const std::string& shell, int w = 80, int h = 24) const {
-    return run({"new-session", "-d", "-s", "top", "-x", std::to_string(w), "-y", std::to_string(h),
-                "sh", "-c", shell})
-               .exit_code == 0;
-  }
-  std::string capture(bool escapes = false) const {
-    std::vector<std::string> args{"capture-pane", "-p", "-t", "top"};
-    if (escapes) args.push_back("-e");
-    return run(args).out;
-  }
-  std::string display(const std::string& format) const {
-    auto out = run({"display-message", "-p", "-t", "top", format}).out;
-    if (!out.empty() && out.back() == '\n') out.pop_back();
-    return out;
-  }
-  void keys(const std::vector<std::string>& keys) const {
-    std::vector<std::string> args{"send-keys", "-t", "top"};
-    args.insert(args.end(), keys.begin(), keys.end());
-    run(args);
-  }
-  // Polls the pane until `ready` holds for its text; the deadline only stops a broken test.
-  bool wait_for(const std::function<bool(const std::string&)>& ready) const {
-    return eventually([&] { return ready(capture()); }, 30);
-  }
-
- private:
-  std::string socket_;
-};
-
-bool tmux_installed() {
-  return !tmux_path().empty();
 }
 
 // The pane's script: top, then what a person would see back at the shell.
@@ -175,7 +119,7 @@ TEST(TopE2E, DrawsReactsToKeysAndRestoresTheTerminal) {
   EXPECT_FALSE(has(t.capture(), "  0 ")) << t.capture();
 
   // A wider window (SIGWINCH): the name and throttle columns come back.
-  t.run({"resize-window", "-t", "top", "-x", "132", "-y", "30"});
+  t.run({"resize-window", "-t", "t", "-x", "132", "-y", "30"});
   ASSERT_TRUE(t.wait_for([](const std::string& p) { return has(p, "THROTTLE"); })) << t.capture();
 
   t.keys({"q"});

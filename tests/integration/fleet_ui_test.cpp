@@ -13,8 +13,8 @@
 
 #include "tests/e2e/run_cardiac.h"
 #include "tests/e2e/support.h"
+#include "tests/e2e/tmux.h"
 #include "tests/integration/prometheus_process.h"
-#include "tests/integration/tmux.h"
 
 namespace cardiac::e2e {
 namespace {

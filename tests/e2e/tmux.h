@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // A tmux server of a test's own, for full-screen commands: a detached session of a given size,
-// keys sent, the pane captured, the pane's state asked. As tests/e2e/top_test.cpp drives top.
+// keys sent, the pane captured, the pane's state asked: how the tests drive `cardiac top`.
 #pragma once
 
 #include <unistd.h>
@@ -27,6 +27,10 @@ inline std::string tmux_path() {
   return "";
 }
 
+inline bool tmux_installed() {
+  return !tmux_path().empty();
+}
+
 class Tmux {
  public:
   Tmux() {
@@ -43,12 +47,17 @@ class Tmux {
     return run_program(argv);
   }
   // A session of `w`×`h` running `shell` (a sh -c script) in its only pane.
-  bool start(const std::string& shell, int w, int h) const {
+  bool start(const std::string& shell, int w = 80, int h = 24) const {
     return run({"new-session", "-d", "-s", "t", "-x", std::to_string(w), "-y", std::to_string(h),
                 "sh", "-c", shell})
                .exit_code == 0;
   }
-  [[nodiscard]] std::string capture() const { return run({"capture-pane", "-p", "-t", "t"}).out; }
+  // With `escapes`, the pane's colours and attributes as escape sequences (capture-pane -e).
+  [[nodiscard]] std::string capture(bool escapes = false) const {
+    std::vector<std::string> args{"capture-pane", "-p", "-t", "t"};
+    if (escapes) args.push_back("-e");
+    return run(args).out;
+  }
   [[nodiscard]] std::string display(const std::string& format) const {
     auto out = run({"display-message", "-p", "-t", "t", format}).out;
     if (!out.empty() && out.back() == '\n') out.pop_back();
