@@ -51,15 +51,6 @@ const std::string& source_metric(const Rule& r) {
 
 // Counter increase over the samples, a drop counting as a reset to zero (the driver reloaded or
 // the NIC was re-created), so the new value is all increase since the reset.
-double counter_increase(const std::deque<std::pair<TimeNs, double>>& h) {
-  double inc = 0;
-  for (std::size_t i = 1; i < h.size(); ++i) {
-    const double d = h[i].second - h[i - 1].second;
-    inc += d >= 0 ? d : h[i].second;
-  }
-  return inc;
-}
-
 // A rule's `for` as it was written: "5m", "1h", "30s".
 std::string duration_text(DurationNs d) {
   if (d % kNsPerSec != 0) return fmt::format("{}ms", d / kNsPerMs);
@@ -255,19 +246,16 @@ Status RuleEngine::evaluate_rule(std::size_t i, const Index& index, TimeNs now,
     if (counter_rule) {
       // A count of events since the agent started that appears with N counted them all: the
       // series was 0 before (else the first Xid of a GPU would never show as an increase).
-      if (s.history.empty() && info->from_zero) s.history.emplace_back(now, 0.0);
-      s.history.emplace_back(now, p->value);
-      while (!s.history.empty() && s.history.front().first < now - r.window_ns) {
-        s.history.pop_front();
-      }
-      if (s.history.size() < 2) continue;  // one sample has no increase yet
-      const double increase = counter_increase(s.history);
+      if (s.history.empty() && info->from_zero) s.history.push(now, 0.0);
+      s.history.push(now, p->value);
+      s.history.prune(now - r.window_ns);
+      if (!s.history.has_two()) continue;  // one sample has no increase yet
+      const double increase = s.history.increase();
       if (r.kind == RuleKind::kIncrease) {
         value = increase;
         // One alert while it lasts, counting every occurrence: the window's increase when it
         // starts, then each new occurrence, so thousands of lines give one alert with the count.
-        const std::deque<std::pair<TimeNs, double>> last(s.history.end() - 2, s.history.end());
-        const double step_increase = counter_increase(last);
+        const double step_increase = s.history.last_increase();
         if (s.state == AlertState::kFiring) {
           if (step_increase > 0) {
             s.occurrences += step_increase;

@@ -2,7 +2,6 @@
 // Evaluates alert rules on each sample and reports state changes per (rule, label set).
 #pragma once
 
-#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -10,6 +9,7 @@
 
 #include "core/clock.h"
 #include "core/result.h"
+#include "rules/counter_window.h"
 #include "rules/rule.h"
 #include "rules/sample_view.h"
 
@@ -75,7 +75,7 @@ class RuleEngine {
     TimeNs last_seen = 0;
     double last_value = 0;
     std::optional<double> last_threshold;
-    std::deque<std::pair<TimeNs, double>> history;  // rate rules: samples within the window
+    CounterWindow history;   // rate and increase rules: the samples within the window
     double occurrences = 0;  // increase rules: counted since the alert started
     bool adopted = false;    // taken over from before a restart and not seen since
   };
