@@ -11,6 +11,7 @@
 
 #include <httplib.h>
 
+#include "config/agent_config.h"
 #include "core/format.h"
 #include "core/strings.h"
 #include "health/faults.h"
@@ -61,35 +62,6 @@ bool is_xid_rule(std::string_view rule) {
   return false;
 }
 
-struct Endpoint {
-  std::string host;
-  int port = 0;
-};
-
-// `agent.listen` as a place to connect to: a wildcard address means this host's loopback.
-std::optional<Endpoint> endpoint_of(const std::string& listen) {
-  auto colon = listen.rfind(':');
-  if (colon == std::string::npos) return std::nullopt;
-  auto port = parse_u64(listen.substr(colon + 1));
-  if (!port || *port == 0 || *port > 65535) return std::nullopt;
-  std::string host = listen.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
-  if (host == "::") host = "::1";
-  return Endpoint{host, static_cast<int>(*port)};
-}
-
-// The agent's own token file, when this user may read it (root, the agent's user).
-std::string token_for(const NodeCheckOptions& o) {
-  if (!o.config.agent.token.empty()) return o.config.agent.token;
-  std::ifstream in(std::filesystem::path(o.state_dir) / "api-token");
-  std::string token;
-  if (in) std::getline(in, token);
-  return std::string(trim(token));
-}
-
 std::string why_no_answer(httplib::Error e) {
   switch (e) {
     case httplib::Error::Connection:
@@ -105,7 +77,7 @@ std::string why_no_answer(httplib::Error e) {
 
 // The agent's answer, or why there is none (then the caller samples locally).
 Result<NodeCheck> ask_agent(const NodeCheckOptions& o) {
-  auto ep = endpoint_of(o.config.agent.listen);
+  auto ep = config::agent_address(o.config.agent.listen);
   if (!ep)
     return fail(Error::invalid("agent.listen '" + o.config.agent.listen + "' is not host:port"));
   const std::string where = fmt::format("{}:{}", ep->host, ep->port);
@@ -119,7 +91,7 @@ Result<NodeCheck> ask_agent(const NodeCheckOptions& o) {
   cli.set_connection_timeout(secs, usecs);
   cli.set_read_timeout(secs, usecs);
   cli.set_write_timeout(secs, usecs);
-  const std::string token = token_for(o);
+  const std::string token = config::agent_client_token(o.config.agent, o.state_dir);
   if (!token.empty()) cli.set_bearer_token_auth(token);
 
   auto health = cli.Get("/healthz");

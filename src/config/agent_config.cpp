@@ -2,6 +2,9 @@
 // Parsing of the agent's settings and notifiers.
 #include "config/agent_config.h"
 
+#include <filesystem>
+#include <fstream>
+
 #include "config/toml_reader.h"
 #include "core/format.h"
 #include "core/strings.h"
@@ -94,6 +97,28 @@ Status read_notifiers(const toml::table& root, std::string_view origin,
     out.push_back(std::move(ns));
   }
   return {};
+}
+
+std::optional<AgentAddress> agent_address(const std::string& listen) {
+  auto colon = listen.rfind(':');
+  if (colon == std::string::npos) return std::nullopt;
+  auto port = parse_u64(listen.substr(colon + 1));
+  if (!port || *port == 0 || *port > 65535) return std::nullopt;
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
+  if (host == "::") host = "::1";
+  return AgentAddress{host, static_cast<int>(*port)};
+}
+
+std::string agent_client_token(const AgentSettings& agent, const std::string& state_dir) {
+  if (!agent.token.empty()) return agent.token;
+  std::ifstream in(std::filesystem::path(state_dir) / "api-token");
+  std::string token;
+  if (in) std::getline(in, token);
+  return std::string(trim(token));
 }
 
 }  // namespace cardiac::config

@@ -8,6 +8,7 @@
 
 #include <httplib.h>
 
+#include "config/agent_config.h"
 #include "core/format.h"
 #include "core/strings.h"
 #include "health/report.h"
@@ -23,35 +24,6 @@ namespace {
 constexpr DurationNs kAgentTimeout = 2 * kNsPerSec;
 // The sparklines' first values, read from the agent's store once.
 constexpr const char* kSeedSince = "10m";
-
-struct Endpoint {
-  std::string host;
-  int port = 0;
-};
-
-// `agent.listen` as a place to connect to, as `cardiac check` reads it: a wildcard address
-// means this host's loopback.
-std::optional<Endpoint> endpoint_of(const std::string& listen) {
-  auto colon = listen.rfind(':');
-  if (colon == std::string::npos) return std::nullopt;
-  auto port = parse_u64(listen.substr(colon + 1));
-  if (!port || *port == 0 || *port > 65535) return std::nullopt;
-  std::string host = listen.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
-  if (host == "::") host = "::1";
-  return Endpoint{host, static_cast<int>(*port)};
-}
-
-std::string token_for(const SourceOptions& o) {
-  if (!o.config.agent.token.empty()) return o.config.agent.token;
-  std::ifstream in(std::filesystem::path(o.state_dir) / "api-token");
-  std::string token;
-  if (in) std::getline(in, token);
-  return std::string(trim(token));
-}
 
 nlohmann::json parse_body(const httplib::Result& r) {
   if (!r || r->status != 200) return nlohmann::json();
@@ -106,7 +78,7 @@ Update Source::fetch() {
 }
 
 std::optional<Update> Source::from_agent(std::string& why_not) {
-  auto ep = endpoint_of(o_.config.agent.listen);
+  auto ep = config::agent_address(o_.config.agent.listen);
   if (!ep) {
     why_not = "agent.listen '" + o_.config.agent.listen + "' is not host:port";
     return std::nullopt;
@@ -126,7 +98,9 @@ std::optional<Update> Source::from_agent(std::string& why_not) {
   // A connection per request: reusing one made each request wait about 40 ms here (the first
   // fetch, with its 4 history requests per GPU, took a second longer in top_e2e_tests).
   cli.set_keep_alive(false);
-  if (const std::string token = token_for(o_); !token.empty()) cli.set_bearer_token_auth(token);
+  if (const std::string token = config::agent_client_token(o_.config.agent, o_.state_dir);
+      !token.empty())
+    cli.set_bearer_token_auth(token);
   auto health = cli.Get("/healthz");
   if (!health) {
     why_not = "no agent at " + where;

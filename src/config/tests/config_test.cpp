@@ -2,6 +2,7 @@
 // Configuration parsing: defaults, values, and errors that point at the line.
 #include <gtest/gtest.h>
 
+#include "config/agent_config.h"
 #include "config/config.h"
 
 namespace cardiac::config {
@@ -172,6 +173,25 @@ TEST(Config, ServingErrorsNameTheEntry) {
   EXPECT_NE(c.error().what().find("vram_min_span"), std::string::npos) << c.error().what();
   c = parse_config("[serving]\nengine = []\n", "c.toml");
   ASSERT_FALSE(c);
+}
+
+}  // namespace
+}  // namespace cardiac::config
+
+namespace cardiac::config {
+namespace {
+
+TEST(AgentAddress, WildcardsMeanThisHostsLoopback) {
+  auto a = agent_address("0.0.0.0:9847");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->host, "127.0.0.1");
+  EXPECT_EQ(a->port, 9847);
+  EXPECT_EQ(agent_address("[::]:1")->host, "::1");
+  EXPECT_EQ(agent_address("[fe80::1]:80")->host, "fe80::1");
+  EXPECT_EQ(agent_address("10.0.0.2:9847")->host, "10.0.0.2");
+  EXPECT_FALSE(agent_address("localhost"));
+  EXPECT_FALSE(agent_address("h:0"));
+  EXPECT_FALSE(agent_address("h:70000"));
 }
 
 }  // namespace
