@@ -325,6 +325,10 @@ std::string render(const Rule& r, const Alert& a, std::string_view text) {
       out += "{{ $labels.mountpoint }}";  // the exported label names differ from the rules'
     } else if (key == "nic") {
       out += "{{ $labels.interface }}";
+    } else if (key == "uuid") {
+      // A GPU lost since the agent started has no UUID label; say so, as the agent's own text
+      // does, rather than "GPU 5 ()".
+      out += "{{ if $labels.uuid }}{{ $labels.uuid }}{{ else }}uuid unknown{{ end }}";
     } else if (valid_name(key)) {
       out += "{{ $labels." + key + " }}";  // gpu, uuid, hostname
     } else {
