@@ -231,10 +231,13 @@ class AgentBackend final : public server::Backend {
           return fail(Error::not_found(fmt::format("no GPU {} in this agent's store", *gpu)));
         }
       }
+      // The tail decoded once for the chart's series, not once per series.
+      store::TailCache tail{
+          .gpu = gpu ? std::int64_t{*gpu} : store::kHostGpu, .loaded = false, .series = {}};
       for (const auto& metric : dashboard::chart_metrics(!gpu)) {
         q.metric = metric;
         auto& series = in.series[metric];
-        auto h = store::history(db, q);
+        auto h = store::history(db, q, &tail);
         if (!h) {
           series.error = h.error().what();
           continue;

@@ -29,9 +29,10 @@ using Steps = std::map<TimeNs, Acc>;
 // Adds the raw samples in [from, to) to `steps`, summed in time order as SQL's sum() over the
 // series index would.
 Status read_raw(const Db& db, std::int64_t metric, std::optional<unsigned> gpu, DurationNs step,
-                TimeNs from, TimeNs to, Steps& steps) {
+                TimeNs from, TimeNs to, Steps& steps, TailCache* tail) {
   if (from >= to) return {};
-  auto points = read_series(db, SeriesKey{metric, gpu ? std::int64_t{*gpu} : kHostGpu}, from, to);
+  auto points =
+      read_series(db, SeriesKey{metric, gpu ? std::int64_t{*gpu} : kHostGpu}, from, to, tail);
   if (!points) return fail(std::move(points).error());
   Acc part;
   std::optional<TimeNs> at;
@@ -100,9 +101,10 @@ Status read_minutes(const Db& db, std::int64_t metric, std::optional<unsigned> g
 // Adds the rows of one rollup level in [from, to) to `steps`. Columns: step start, min, max,
 // sum, count; parameters: ?1 step, ?2 metric, ?3 gpu, ?4 from, ?5 to.
 Status read_level(const Db& db, Resolution level, std::int64_t metric, std::optional<unsigned> gpu,
-                  DurationNs step, TimeNs from, TimeNs to, Steps& steps) {
+                  DurationNs step, TimeNs from, TimeNs to, Steps& steps,
+                  TailCache* tail = nullptr) {
   if (from >= to) return {};
-  if (level == Resolution::kRaw) return read_raw(db, metric, gpu, step, from, to, steps);
+  if (level == Resolution::kRaw) return read_raw(db, metric, gpu, step, from, to, steps, tail);
   if (level == Resolution::kMinute) return read_minutes(db, metric, gpu, step, from, to, steps);
   const std::string sql = fmt::format(
       "SELECT bucket_ns - (bucket_ns % ?1), min(min), max(max), sum(avg * count), sum(count) "
@@ -207,7 +209,7 @@ Result<bool> has_gpu_series(const Db& db, const std::string& metric, unsigned gp
   return has_raw_series(db, SeriesKey{st->column_int64(0), std::int64_t{gpu}});
 }
 
-Result<History> history(const Db& db, const HistoryQuery& q) {
+Result<History> history(const Db& db, const HistoryQuery& q, TailCache* tail) {
   if (q.step <= 0) return fail(Error::invalid("history step must be positive", q.metric));
   History out;
   out.resolution = choose_resolution(q.step);
@@ -239,7 +241,7 @@ Result<History> history(const Db& db, const HistoryQuery& q) {
     CARDIAC_TRY(read_level(db, Resolution::kMinute, metric, q.gpu, q.step, from, to, steps));
     from = to;
   }
-  CARDIAC_TRY(read_level(db, Resolution::kRaw, metric, q.gpu, q.step, from, q.until, steps));
+  CARDIAC_TRY(read_level(db, Resolution::kRaw, metric, q.gpu, q.step, from, q.until, steps, tail));
 
   out.points.reserve(steps.size());
   for (const auto& [t, a] : steps) {

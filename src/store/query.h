@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/result.h"
 #include "store/db.h"
+#include "store/sealed.h"
 
 namespace cardiac::store {
 
@@ -57,7 +58,9 @@ struct History {
 // The series of `q.metric` for `q.gpu` in [since, until), one point per step with data.
 // A rollup bucket counts when its start lies in the range. The part of the range that the
 // chosen level has not rolled up yet (the current minute or hour) is filled from the next finer
-// level, so recent data is never missing. An unknown metric gives an empty series.
-[[nodiscard]] Result<History> history(const Db& db, const HistoryQuery& q);
+// level, so recent data is never missing. An unknown metric gives an empty series. `tail`: the
+// raw tail decoded once across the reads of one request (read_series).
+[[nodiscard]] Result<History> history(const Db& db, const HistoryQuery& q,
+                                      TailCache* tail = nullptr);
 
 }  // namespace cardiac::store

@@ -217,13 +217,28 @@ Result<std::int64_t> write_seal(Db& db, const SeriesMap& series) {
 
 }  // namespace
 
-Result<std::vector<Point>> read_series(const Db& db, SeriesKey key, TimeNs from, TimeNs to) {
+Result<std::vector<Point>> read_series(const Db& db, SeriesKey key, TimeNs from, TimeNs to,
+                                       TailCache* tail) {
   std::vector<Point> out;
   if (from >= to) return out;
   CARDIAC_TRY(read_legacy(db, key, from, to, out));
   SeriesMap m;
   CARDIAC_TRY(read_chunks(db, &key, from, to, m));
-  CARDIAC_TRY(read_tail(db, &key, from, to, m));
+  if (tail != nullptr && tail->gpu == key.gpu) {
+    if (!tail->loaded) {
+      SeriesMap all;
+      CARDIAC_TRY(read_tail(db, nullptr, std::numeric_limits<TimeNs>::min(), kAllTime, all));
+      for (auto& [k, points] : all) {
+        if (k.gpu == tail->gpu) tail->series.emplace(k, std::move(points));
+      }
+      tail->loaded = true;
+    }
+    if (auto it = tail->series.find(key); it != tail->series.end()) {
+      keep_range(it->second, from, to, m[key]);
+    }
+  } else {
+    CARDIAC_TRY(read_tail(db, &key, from, to, m));
+  }
   if (auto it = m.find(key); it != m.end()) {
     if (out.empty()) {
       out = std::move(it->second);

@@ -12,6 +12,7 @@
 #include "core/result.h"
 #include "store/chunk.h"
 #include "store/db.h"
+#include "store/schema.h"
 #include "store/tail_log.h"
 
 namespace cardiac::store {
@@ -31,8 +32,15 @@ using SeriesMap = std::map<SeriesKey, std::vector<Point>>;
 // The points of `key` in [from, to) from every place raw samples live, ascending in time
 // (stable: equal times keep the order legacy rows, chunks, tail). Decodes only the chunks whose
 // seal and own range overlap the range, and the tail. A parse error names a damaged blob.
+// `tail`, when given and holding the key's GPU: the tail decoded once for all the reads of one
+// request (a chart reads nine series of one GPU; each read decoded the whole tail for its one).
+struct TailCache {
+  std::int64_t gpu = kHostGpu;  // whose series it keeps: this GPU's, or the host's
+  bool loaded = false;
+  SeriesMap series;
+};
 [[nodiscard]] Result<std::vector<Point>> read_series(const Db& db, SeriesKey key, TimeNs from,
-                                                     TimeNs to);
+                                                     TimeNs to, TailCache* tail = nullptr);
 
 // Every series' points in [from, to), each ascending in time as read_series() gives them.
 [[nodiscard]] Result<SeriesMap> read_all_series(const Db& db, TimeNs from, TimeNs to);

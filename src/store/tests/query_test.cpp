@@ -147,3 +147,51 @@ TEST(StoreQuery, UnknownMetricIsEmptyAndBadStepIsAnError) {
 
 }  // namespace
 }  // namespace cardiac::store
+
+namespace cardiac::store {
+namespace {
+
+// A chart reads several series of one GPU through one TailCache: the same answers as reading
+// each on its own, tail and sealed samples alike; another GPU's series is read past the cache.
+TEST(StoreQuery, TailCacheGivesTheSameAnswers) {
+  testing::TempDir dir;
+  Db db = testing::open_test_store(dir);
+  {
+    SampleWriter w(db);
+    for (int s = 0; s < 900; ++s) {
+      const TimeNs t = kHour0 + s * kNsPerSec;
+      ASSERT_TRUE(w.append("gpu_temperature", 2u, t, 40 + s % 7));
+      ASSERT_TRUE(w.append("gpu_power_usage", 2u, t, 300 + s % 11));
+      ASSERT_TRUE(w.append("gpu_temperature", 3u, t, 50 + s % 5));
+      if (s % 50 == 49) {
+        ASSERT_TRUE(w.flush());  // past 600 points a series' tail is sealed
+      }
+    }
+    ASSERT_TRUE(w.flush());
+  }
+  TailCache tail{.gpu = 2, .loaded = false, .series = {}};
+  for (const char* metric : {"gpu_temperature", "gpu_power_usage"}) {
+    for (DurationNs step : {kNsPerSec, 10 * kNsPerSec, kMinuteNs}) {
+      const HistoryQuery q{metric, 2u, kHour0, kHour0 + 900 * kNsPerSec, step};
+      auto plain = history(db, q);
+      auto cached = history(db, q, &tail);
+      ASSERT_TRUE(plain && cached);
+      ASSERT_FALSE(plain->points.empty());
+      ASSERT_EQ(plain->points.size(), cached->points.size()) << metric;
+      for (std::size_t i = 0; i < plain->points.size(); ++i) {
+        EXPECT_EQ(plain->points[i].time, cached->points[i].time);
+        EXPECT_EQ(plain->points[i].count, cached->points[i].count);
+        EXPECT_DOUBLE_EQ(plain->points[i].avg, cached->points[i].avg);
+      }
+    }
+  }
+  EXPECT_TRUE(tail.loaded);
+  for (const auto& [key, points] : tail.series) EXPECT_EQ(key.gpu, 2);
+  const HistoryQuery other{"gpu_temperature", 3u, kHour0, kHour0 + 900 * kNsPerSec, kNsPerSec};
+  auto three = history(db, other, &tail);
+  ASSERT_TRUE(three);
+  EXPECT_EQ(three->points.size(), 900u);
+}
+
+}  // namespace
+}  // namespace cardiac::store
