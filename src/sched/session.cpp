@@ -88,9 +88,8 @@ ScheduleResult Session::pass(const std::vector<Job>& pending, const Usage& usage
                              const PolicyConfig& policy, TimeNs now,
                              const std::vector<JobId>& finished_ok) {
   Impl& m = *impl_;
-  detail::OrderedPass p =
-      detail::run_pass(m.cluster, m.state, m.capacity, pending, usage, policy, now, finished_ok,
-                       m.start_placements);
+  detail::OrderedPass p = detail::run_pass(m.cluster, m.state, m.capacity, pending, usage, policy,
+                                           now, finished_ok, m.start_placements);
   m.adopt_starts(p, now);
   return std::move(p.result);
 }
@@ -98,9 +97,8 @@ ScheduleResult Session::pass(const std::vector<Job>& pending, const Usage& usage
 ScheduleResult Session::pass_ordered(OrderedPending& pending, const PolicyConfig& policy,
                                      TimeNs now, const std::vector<JobId>& finished_ok) {
   Impl& m = *impl_;
-  detail::OrderedPass p =
-      detail::run_ordered(m.cluster, m.state, m.capacity, pending, policy, now, finished_ok,
-                          true, m.start_placements);
+  detail::OrderedPass p = detail::run_ordered(m.cluster, m.state, m.capacity, pending, policy, now,
+                                              finished_ok, true, m.start_placements);
   m.adopt_starts(p, now);
   return std::move(p.result);
 }

@@ -23,7 +23,7 @@ struct alignas(32) GpuSlot {
   std::uint64_t shared_used = 0;  // declared memory of the shared jobs on it
   std::uint32_t shared_jobs = 0;
   std::uint32_t exclusive = 0;  // a count, so releasing one of two bad overlapping inputs is safe
-  bool usable = false;  // not fenced, not busy outside, not masked for a reservation
+  bool usable = false;          // not fenced, not busy outside, not masked for a reservation
   bool degraded = false;
 
   [[nodiscard]] bool is_free() const { return usable && exclusive == 0 && shared_jobs == 0; }
