@@ -167,6 +167,29 @@ while IFS= read -r readme_cmd; do
     expect_rc "$readme_cmd" "0 1"
     expect_out "$readme_cmd" "[Tt]emperature|[Tt]hermal"
     ;;
+  *"cardiac top --state-dir"*)
+    # Full screen: in a detached tmux session of 80x24, as a person at a terminal sees it; q
+    # quits and gives the terminal back.
+    command -v tmux >/dev/null || fail "tmux is not installed (scripts/setup.sh installs it)"
+    sock="cardiac-new-user-$$"
+    tmux -L "$sock" -f /dev/null new-session -d -s t -x 80 -y 24 \
+      "sh -c '$cmd; echo top-exit=\$?; exec cat'"
+    for _ in $(seq 1 100); do
+      tmux -L "$sock" capture-pane -p -t t >"$work/out"
+      grep -q "agent 127.0.0.1:9847" "$work/out" && grep -q "thermal" "$work/out" && break
+      sleep 0.1 # polling for the first frame, bounded at 10 s
+    done
+    expect_out "$readme_cmd" "agent 127\.0\.0\.1:9847"
+    expect_out "$readme_cmd" "hw_thermal|thermal"
+    tmux -L "$sock" send-keys -t t q
+    for _ in $(seq 1 100); do
+      tmux -L "$sock" capture-pane -p -t t >"$work/out"
+      grep -q "top-exit=" "$work/out" && break
+      sleep 0.1 # polling for the exit, bounded at 10 s
+    done
+    expect_out "$readme_cmd" "top-exit=0"
+    tmux -L "$sock" kill-server 2>/dev/null || true
+    ;;
   *"cardiac sim --trace"*)
     run "$cmd"
     expect_rc "$readme_cmd" "0"
