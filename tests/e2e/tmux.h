@@ -27,6 +27,17 @@ inline std::string tmux_path() {
   return "";
 }
 
+inline bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
 inline bool tmux_installed() {
   return !tmux_path().empty();
 }

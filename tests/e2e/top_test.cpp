@@ -21,17 +21,6 @@
 namespace cardiac::e2e {
 namespace {
 
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
-
 // The pane's script: top, then what a person would see back at the shell.
 std::string script(const std::string& env, const std::string& args) {
   return env + " '" CARDIAC_BINARY "' top " + args +

@@ -34,17 +34,9 @@ class FleetView : public ::testing::Test {
     const std::string rules = agents_[0]->dir() + "/cardiac-rules.yml";
     auto exported = run_cardiac({"export", "prometheus-rules", "-o", rules});
     ASSERT_EQ(exported.exit_code, 0) << exported.err;
-    std::string targets;
-    for (const auto& a : agents_) targets += "'127.0.0.1:" + std::to_string(a->port()) + "', ";
-    targets += "'127.0.0.1:" + std::to_string(down_port_) + "'";
-    const std::string config =
-        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-        "rule_files: ['" +
-        rules +
-        "']\n"
-        "scrape_configs:\n  - job_name: cardiac\n    static_configs:\n"
-        "      - targets: [" +
-        targets + "]\n";
+    std::vector<int> ports;
+    for (const auto& a : agents_) ports.push_back(a->port());
+    const std::string config = loopback_scrape_config(ports, down_port_, rules);
     prom_dir_ = agents_[0]->dir() + "/prometheus";
     std::filesystem::create_directories(prom_dir_);
     prom_ = std::make_unique<PrometheusProcess>(prom_dir_, config);

@@ -21,17 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
-
 // The pane's line that shows `part`, or -1.
 int line_with(const std::string& pane, const std::string& part) {
   auto l = lines_of(pane);
@@ -64,17 +53,9 @@ class FleetUi : public ::testing::Test {
       setup_error = "export prometheus-rules: " + exported.err;
       return;
     }
-    std::string targets;
-    for (const auto& a : agents) targets += "'127.0.0.1:" + std::to_string(a->port()) + "', ";
-    targets += "'127.0.0.1:" + std::to_string(down_port) + "'";
-    const std::string config =
-        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-        "rule_files: ['" +
-        rules +
-        "']\n"
-        "scrape_configs:\n  - job_name: cardiac\n    static_configs:\n"
-        "      - targets: [" +
-        targets + "]\n";
+    std::vector<int> ports;
+    for (const auto& a : agents) ports.push_back(a->port());
+    const std::string config = loopback_scrape_config(ports, down_port, rules);
     const std::string prom_dir = agents[0]->dir() + "/prometheus";
     std::filesystem::create_directories(prom_dir);
     prom = std::make_unique<PrometheusProcess>(prom_dir, config);

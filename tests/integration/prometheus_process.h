@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -78,5 +79,26 @@ class PrometheusProcess {
   int port_ = 0;
   Child child_;
 };
+
+// A prometheus.yml scraping `ports` on loopback every second as job "cardiac", plus `down_port`
+// where nothing listens (0: none), with the rules file `rules`, evaluated every second.
+inline std::string loopback_scrape_config(const std::vector<int>& ports, int down_port,
+                                          const std::string& rules) {
+  std::string targets;
+  for (int p : ports) {
+    targets += (targets.empty() ? "" : ", ") + std::string("'127.0.0.1:") + std::to_string(p) + "'";
+  }
+  if (down_port != 0) {
+    targets += (targets.empty() ? "" : ", ") + std::string("'127.0.0.1:") +
+               std::to_string(down_port) + "'";
+  }
+  return "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+         "rule_files: ['" +
+         rules +
+         "']\n"
+         "scrape_configs:\n  - job_name: cardiac\n    static_configs:\n"
+         "      - targets: [" +
+         targets + "]\n";
+}
 
 }  // namespace cardiac::e2e
