@@ -184,7 +184,8 @@ TEST(CheckServing, EngineVerdicts) {
   down.url = "http://127.0.0.1:9/metrics";
   down.error = "no answer within 2s: Connection";
   in.engines = {{.first = down}};
-  const Finding* u = find(run(in), "serving.engine_unreachable");
+  out = run(in);  // held: the finding points into it
+  const Finding* u = find(out, "serving.engine_unreachable");
   ASSERT_NE(u, nullptr);
   EXPECT_EQ(u->severity, Severity::kWarning);
 }
