@@ -37,10 +37,10 @@ TEST(ReloadDiff, EveryOtherChangedKeyIsNamed) {
   const config::Config next = parse(
       "[nvml]\ntimeout = \"2s\"\n[agent]\nlisten = \"127.0.0.1:9999\"\nhost_interval = \"7s\"\n"
       "[kmsg]\nenabled = false\n[store]\nraw_retention = \"1d\"\n[queue]\npolicy = \"backfill\"\n"
-      "[doctor]\nwindow = \"1s\"\n");
+      "[doctor]\nwindow = \"1s\"\n[fleet]\nprometheus = \"http://p:9090\"\n");
   EXPECT_EQ(restart_keys(running, next),
             (std::vector<std::string>{"[nvml]", "[agent] listen", "[agent] host_interval", "[kmsg]",
-                                      "[store]", "[queue]"}));
+                                      "[store]", "[fleet]", "[queue]"}));
 }
 
 TEST(ReloadDiff, RulesFingerprintFollowsTheFileContents) {
