@@ -220,7 +220,7 @@ Line footer_line(const RenderOptions& o) {
 }
 
 std::vector<Line> help_view(const RenderOptions& o) {
-  const std::string text[] = {
+  const std::vector<std::string> text = {
       "Keys",
       "  q              quit (Ctrl-C too)",
       "  up, down       select a node; PgUp PgDn Home End too",
@@ -233,13 +233,7 @@ std::vector<Line> help_view(const RenderOptions& o) {
       "A node Prometheus cannot scrape is UNKNOWN, with its scrape error: its last",
       "series are stale. VERDICT is the agent's own (cardiac_gpu_health).",
   };
-  std::vector<Line> out;
-  for (const auto& t : text) {
-    LineBuilder b(o.width, o.utf8);
-    b.add(t, t == "Keys" ? Style::kTitle : Style::kNormal);
-    out.push_back(b.done());
-  }
-  return out;
+  return help_lines(text, o);
 }
 
 // The table, a node's GPUs and alerts under it when expanded, then the fleet-wide alerts;

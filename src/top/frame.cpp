@@ -80,13 +80,7 @@ std::vector<Line> help_view(const Snapshot& s, const RenderOptions& o) {
       "Bars: UTIL and MEM of 100 %, TEMP of the slowdown threshold, POWER of the limit.",
       "STAT is the health verdict of `cardiac status` (OK, WARN, FAIL); docs/top.md.",
   };
-  std::vector<Line> out;
-  for (const auto& t : text) {
-    LineBuilder b(o.width, o.utf8);
-    b.add(t, t == "Keys" ? Style::kTitle : Style::kNormal);
-    out.push_back(b.done());
-  }
-  return out;
+  return help_lines(text, o);
 }
 
 }  // namespace

@@ -304,6 +304,16 @@ Line message_line(std::string_view text, const RenderOptions& o, Style style) {
   return b.done();
 }
 
+std::vector<Line> help_lines(const std::vector<std::string>& text, const RenderOptions& o) {
+  std::vector<Line> out;
+  for (const auto& t : text) {
+    LineBuilder b(o.width, o.utf8);
+    b.add(t, t == "Keys" ? Style::kTitle : Style::kNormal);
+    out.push_back(b.done());
+  }
+  return out;
+}
+
 std::size_t scroll_offset(std::size_t selected, std::size_t visible) {
   return visible == 0 || selected < visible ? 0 : selected - visible + 1;
 }

@@ -14,6 +14,8 @@ Style verdict_style(std::string_view verdict);
 Line header_line(const std::vector<Column>& cols, const RenderOptions& o);
 // "  text", for an empty view.
 Line message_line(std::string_view text, const RenderOptions& o, Style style);
+// A help screen: one line per text, the line "Keys" as a title.
+std::vector<Line> help_lines(const std::vector<std::string>& text, const RenderOptions& o);
 // The first row shown so that row `selected` is among `visible` rows.
 std::size_t scroll_offset(std::size_t selected, std::size_t visible);
 
