@@ -35,21 +35,8 @@ function check(cond, msg) {
   if (!cond) fail(msg);
 }
 
-// Polls `fn` until it returns a truthy value or the deadline passes.
-async function eventually(what, fn, ms = kDeadlineMs) {
-  const end = Date.now() + ms;
-  let last;
-  while (Date.now() < end) {
-    try {
-      last = await fn();
-      if (last) return last;
-    } catch (e) {
-      last = e.message;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  fail('timed out waiting for ' + what + (last ? ' (last: ' + JSON.stringify(last).slice(0, 300) + ')' : ''));
-}
+const poll = require(path.join(__dirname, 'poll.js'));
+const eventually = (what, fn, ms = kDeadlineMs) => poll.eventually(what, fn, ms);
 
 function freePort() {
   return new Promise((resolve, reject) => {

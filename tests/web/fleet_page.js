@@ -26,20 +26,8 @@ function check(cond, msg) {
   if (!cond) throw new Error(msg);
 }
 
-async function eventually(what, fn, ms = kDeadlineMs) {
-  const end = Date.now() + ms;
-  let last;
-  while (Date.now() < end) {
-    try {
-      last = await fn();
-      if (last) return last;
-    } catch (e) {
-      last = e.message;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('timed out waiting for ' + what + (last ? ' (last: ' + JSON.stringify(last).slice(0, 300) + ')' : ''));
-}
+const poll = require(path.join(__dirname, 'poll.js'));
+const eventually = (what, fn, ms = kDeadlineMs) => poll.eventually(what, fn, ms);
 
 async function page(browser, errors, fleetRequests) {
   const p = await browser.newPage({ viewport: { width: 1440, height: 900 } });
