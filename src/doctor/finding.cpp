@@ -23,6 +23,8 @@ std::string_view category_name(Category c) {
       return "network";
     case Category::kConfiguration:
       return "configuration";
+    case Category::kSecurity:
+      return "security";
   }
   return "hardware";
 }

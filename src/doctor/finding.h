@@ -16,13 +16,13 @@
 
 namespace cardiac::doctor {
 
-enum class Category { kHardware, kDriver, kResources, kNetwork, kConfiguration };
+enum class Category { kHardware, kDriver, kResources, kNetwork, kConfiguration, kSecurity };
 using cardiac::Severity;  // core/severity.h, shared with alert rules
 // How sure the finding is: high = the evidence names the cause directly (an Xid 48 line, a
 // DBE counter); medium = a strong pattern; low = consistent with the cause, but thin.
 enum class Confidence { kLow = 0, kMedium = 1, kHigh = 2 };
 
-std::string_view category_name(Category c);  // "hardware", "driver", "resources", ...
+std::string_view category_name(Category c);  // "hardware", "driver", ..., "security"
 using cardiac::severity_name;
 std::string_view confidence_name(Confidence c);  // "low", "medium", "high"
 

@@ -99,7 +99,7 @@ json summary_json(const Report& r) {
   auto c = detail::count_severities(r);
   json by_category = json::object();
   for (Category cat : {Category::kHardware, Category::kDriver, Category::kResources,
-                       Category::kNetwork, Category::kConfiguration}) {
+                       Category::kNetwork, Category::kConfiguration, Category::kSecurity}) {
     by_category[std::string(category_name(cat))] = 0;
   }
   for (const auto& f : r.findings) {

@@ -89,8 +89,8 @@ std::vector<std::string> looked_at(const Report& r) {
 }
 
 std::vector<Category> category_order(const Report& r) {
-  constexpr std::array kAll = {Category::kHardware, Category::kDriver, Category::kResources,
-                               Category::kNetwork, Category::kConfiguration};
+  constexpr std::array kAll = {Category::kHardware, Category::kDriver,        Category::kResources,
+                               Category::kNetwork,  Category::kConfiguration, Category::kSecurity};
   std::vector<std::pair<Category, int>> present;
   for (Category c : kAll) {
     int worst = -1;

@@ -181,7 +181,7 @@ TEST(DoctorJson, SummaryCountsPerSeverityAndCategory) {
   EXPECT_EQ(
       s["by_category"],
       (json{
-          {"hardware", 1}, {"driver", 0}, {"resources", 1}, {"network", 1}, {"configuration", 0}}));
+          {"hardware", 1}, {"driver", 0}, {"resources", 1}, {"network", 1}, {"configuration", 0}, {"security", 0}}));
   EXPECT_EQ(s["events"], 2);
   EXPECT_EQ(to_json(Report{})["summary"]["worst"], "info");
 }
