@@ -220,6 +220,7 @@ nlohmann::json to_json(const FailureStats& s) {
               {"factor", lemons.factor},
               {"nodes", lemons.nodes},
               {"share", lemons.share},
+              {"dispersion_p", lemons.dispersion_p},
               {"likelihood_ratio", lemons.likelihood_ratio}}}}}};
 }
 

@@ -215,9 +215,6 @@ Lemons estimate_lemons(const FailureStats& s) {
     }
   }
   if (nodes.size() < 2) return out;
-  std::sort(nodes.begin(), nodes.end(), [](const NodeRate& a, const NodeRate& b) {
-    return a.count * b.exposure > b.count * a.exposure;  // by rate, highest first
-  });
   double count_all = 0;
   double exposure_all = 0;
   for (const NodeRate& n : nodes) {
@@ -225,38 +222,104 @@ Lemons estimate_lemons(const FailureStats& s) {
     exposure_all += n.exposure;
   }
   if (count_all <= 0) return out;
-  const double one_rate = log_likelihood(count_all, exposure_all);
-  double best = 0;
-  std::size_t best_k = 0;
+  // Poisson dispersion test: with one rate for all nodes, sum (c - m)^2 / m is chi-square with
+  // N - 1 degrees of freedom. Ranking nodes by their counts and splitting them finds "lemons"
+  // in any Poisson draw, so the split is only looked for when the counts are overdispersed.
+  const double rate = count_all / exposure_all;
+  double dispersion = 0;
+  for (const NodeRate& n : nodes) {
+    const double m = rate * n.exposure;
+    dispersion += (n.count - m) * (n.count - m) / m;
+  }
+  const double dof = static_cast<double>(nodes.size() - 1);
+  out.dispersion_p = 1.0 - gamma_p(dof / 2, dispersion / 2);
+  if (!(out.dispersion_p < kLemonTestLevel)) return out;
+
+  // A two-rate mixture, as the simulator draws it: each node is a lemon with chance f, at rate
+  // high, else at rate low. Maximum likelihood by EM, started from the best split of the nodes
+  // ranked by rate.
+  std::sort(nodes.begin(), nodes.end(), [](const NodeRate& a, const NodeRate& b) {
+    return a.count * b.exposure > b.count * a.exposure;
+  });
+  double best = -1;
+  std::size_t best_k = 1;
   double top_count = 0;
   double top_exposure = 0;
   for (std::size_t k = 1; k < nodes.size(); ++k) {
     top_count += nodes[k - 1].count;
     top_exposure += nodes[k - 1].exposure;
-    double lr = 2 * (log_likelihood(top_count, top_exposure) +
-                     log_likelihood(count_all - top_count, exposure_all - top_exposure) - one_rate);
-    if (lr > best) {
-      best = lr;
+    double ll = log_likelihood(top_count, top_exposure) +
+                log_likelihood(count_all - top_count, exposure_all - top_exposure);
+    if (ll > best) {
+      best = ll;
       best_k = k;
     }
   }
-  out.likelihood_ratio = best;
-  const double splits = static_cast<double>(nodes.size() - 1);
-  if (best_k == 0 || best <= chi_square_quantile(1, 1 - 0.01 / splits)) return out;
-  double lemon_count = 0;
-  double lemon_exposure = 0;
-  for (std::size_t k = 0; k < best_k; ++k) {
-    lemon_count += nodes[k].count;
-    lemon_exposure += nodes[k].exposure;
+  const double floor_rate = 1e-9 * rate;  // keeps the logs finite when a side has no failures
+  double f = static_cast<double>(best_k) / static_cast<double>(nodes.size());
+  double high = 0;
+  double low = 0;
+  {
+    double c = 0;
+    double e = 0;
+    for (std::size_t k = 0; k < best_k; ++k) {
+      c += nodes[k].count;
+      e += nodes[k].exposure;
+    }
+    high = std::max(c / e, floor_rate);
+    low = std::max((count_all - c) / (exposure_all - e), floor_rate);
   }
-  const double rest_count = count_all - lemon_count;
-  const double rest_exposure = exposure_all - lemon_exposure;
-  const double lemon_rate = lemon_count / lemon_exposure;
-  const double rest_rate = rest_count / rest_exposure;
-  out.nodes = static_cast<unsigned>(best_k);
-  out.fraction = static_cast<double>(best_k) / static_cast<double>(nodes.size());
-  out.factor = rest_rate > 0 ? std::min(kMaxLemonFactor, std::max(1.0, lemon_rate / rest_rate))
-                             : kMaxLemonFactor;
+  std::vector<double> w(nodes.size());
+  for (int iteration = 0; iteration < kLemonIterations; ++iteration) {
+    double sum_w = 0;
+    double wc = 0;
+    double we = 0;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const NodeRate& n = nodes[i];
+      // log P(c | rate) up to the ln(c!) both sides share.
+      const double lh = std::log(f) + n.count * std::log(high * n.exposure) - high * n.exposure;
+      const double ll = std::log1p(-f) + n.count * std::log(low * n.exposure) - low * n.exposure;
+      w[i] = 1.0 / (1.0 + std::exp(ll - lh));
+      sum_w += w[i];
+      wc += w[i] * n.count;
+      we += w[i] * n.exposure;
+    }
+    const double next_f = sum_w / static_cast<double>(nodes.size());
+    if (!(next_f > 0 && next_f < 1) || !(we > 0) || !(exposure_all - we > 0)) break;
+    const double next_high = std::max(wc / we, floor_rate);
+    const double next_low = std::max((count_all - wc) / (exposure_all - we), floor_rate);
+    const bool settled = std::abs(next_f - f) < 1e-12 &&
+                         std::abs(next_high - high) < 1e-12 * high &&
+                         std::abs(next_low - low) < 1e-12 * high;
+    f = next_f;
+    high = next_high;
+    low = next_low;
+    if (settled) break;
+  }
+  if (high < low) {  // the minority turned out to be the good nodes
+    std::swap(high, low);
+    f = 1 - f;
+    for (double& x : w) x = 1 - x;
+  }
+  double mixture = 0;
+  double lemon_count = 0;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const NodeRate& n = nodes[i];
+    const double lh = std::log(f) + n.count * std::log(high * n.exposure) - high * n.exposure;
+    const double ll = std::log1p(-f) + n.count * std::log(low * n.exposure) - low * n.exposure;
+    const double top = std::max(lh, ll);
+    mixture += top + std::log(std::exp(lh - top) + std::exp(ll - top));
+    lemon_count += w[i] * n.count;
+  }
+  // ln L of one rate, in the same terms (sum of c ln(rate e) - rate e).
+  double one = 0;
+  for (const NodeRate& n : nodes) {
+    one += n.count * std::log(rate * n.exposure) - rate * n.exposure;
+  }
+  out.likelihood_ratio = 2 * (mixture - one);
+  out.fraction = f;
+  out.factor = std::clamp(high / low, 1.0, kMaxLemonFactor);
+  out.nodes = static_cast<unsigned>(std::lround(f * static_cast<double>(nodes.size())));
   out.share = lemon_count / count_all;
   return out;
 }

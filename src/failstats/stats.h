@@ -113,20 +113,24 @@ struct RepairFigures {
 
 [[nodiscard]] RepairFigures repair_figures(const RepairSums& r);
 
-// The lemon share, in the terms of sim::FailureModel: a fraction of nodes whose hardware hazard
-// is `factor` times the others'. Nodes are ranked by hardware failures per GPU-day and split in
-// two at the point that maximizes the two-rate Poisson likelihood; the split is kept only when
-// its likelihood ratio beats chi-square(1) at 1 % with a Bonferroni correction over the splits
-// tried. Otherwise fraction 0 and factor 1.
+// The lemon share, in the terms of sim::FailureModel: a fraction of nodes whose hardware hazard is
+// `factor` times the others'. First a Poisson dispersion test of the nodes' hardware failures
+// against one rate for all (chi-square, N - 1 degrees of freedom): counts no more spread than
+// Poisson give no lemons (fraction 0, factor 1). When they are (p < 1 %), the two-rate mixture
+// the simulator draws from (each node a lemon with chance f) is fitted by maximum likelihood
+// (EM, started from the best split of the nodes ranked by rate): fraction f, factor high / low.
 struct Lemons {
   double fraction = 0;
   double factor = 1;
-  unsigned nodes = 0;           // lemon nodes
-  double share = 0;             // their share of the hardware failures
-  double likelihood_ratio = 0;  // 2 ln(L_split / L_one_rate) at the best split
+  unsigned nodes = 0;           // lemon nodes, f x N rounded
+  double share = 0;             // their expected share of the hardware failures
+  double dispersion_p = 1;      // p-value of the dispersion test
+  double likelihood_ratio = 0;  // 2 ln(L_mixture / L_one_rate), when fitted
 };
 
 inline constexpr double kMaxLemonFactor = 1000;
+inline constexpr double kLemonTestLevel = 0.01;
+inline constexpr int kLemonIterations = 1000;
 
 [[nodiscard]] Lemons estimate_lemons(const FailureStats& s);
 

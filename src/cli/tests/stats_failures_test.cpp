@@ -237,7 +237,11 @@ TEST(SimFailuresRoundTrip, ExportedHistoryRefitsWithinTheIntervals) {
     EXPECT_LE(low, want.at(cls)) << cls;
     EXPECT_GE(high, want.at(cls)) << cls;
   }
-  EXPECT_NEAR(model["repair_sigma"].get<double>(), truth->repair_sigma, 0.1);
+  // A class lumps components with different repair means (node: 8 h host maintenance beside
+  // 24-72 h parts), which widens its spread of log repair times beyond the preset's sigma of 1.
+  EXPECT_GE(model["repair_sigma"].get<double>(), truth->repair_sigma - 0.05);
+  EXPECT_LE(model["repair_sigma"].get<double>(), truth->repair_sigma + 0.3);
+  EXPECT_EQ(model["lemon_fraction"], 0.0);  // llama3 has none
   // The simulation ran with the fitted model.
   EXPECT_EQ(j["runs"].size(), 1u);
 }

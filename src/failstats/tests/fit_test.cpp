@@ -101,6 +101,20 @@ TEST(RoundTrip, FittedRatesAndRepairsMatchTheSimulatedTruth) {
   EXPECT_TRUE(sim::validate_model(*fitted));
 }
 
+TEST(RoundTrip, AFleetWithoutLemonsGetsNone) {
+  // Ranked Poisson counts always look uneven: only overdispersion may call a node a lemon.
+  sim::FailureModel model = truth();
+  model.lemon_fraction = 0;
+  model.lemon_factor = 1;
+  const sim::Topology topo{.nodes = 250, .gpus_per_node = 8, .nodes_per_domain = 16};
+  for (std::uint64_t seed : {1, 2, 3, 4, 5}) {
+    auto fitted = fit_model(stats_from_simulation(model, topo, seed, kYear));
+    ASSERT_TRUE(fitted);
+    EXPECT_EQ(fitted->lemon_fraction, 0) << "seed " << seed;
+    EXPECT_EQ(fitted->lemon_factor, 1) << "seed " << seed;
+  }
+}
+
 TEST(RoundTrip, IsDeterministicForASeed) {
   const sim::Topology topo{.nodes = 20, .gpus_per_node = 8, .nodes_per_domain = 16};
   auto a = to_json(stats_from_simulation(truth(), topo, 3, kYear / 4));
