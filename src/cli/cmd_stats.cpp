@@ -117,6 +117,7 @@ Result<failstats::FailureStats> stats_from_store(const store::Db& db, TimeNs sin
 std::string figure(double v, int digits = 3) {
   if (std::isnan(v)) return "-";
   if (std::isinf(v)) return "inf";
+  if (std::abs(v) >= 1000) return fmt::format("{:.0f}", v);  // 2970, not 2.97e+03
   return fmt::format("{:.{}g}", v, digits);
 }
 
