@@ -145,8 +145,9 @@ class Reader {
     ClassCounts out{};
     for (const auto& [name, k] : v.items()) {
       auto c = class_from_name(name);
-      if (!c) return fail(bad(field + "." + name, "unknown fault class (docs/stats.md)"));
-      auto n = count(k, field + "." + name);
+      const std::string at = fmt::format("{}.{}", field, name);
+      if (!c) return fail(bad(at, "unknown fault class (docs/stats.md)"));
+      auto n = count(k, at);
       if (!n) return fail(n.error());
       out[static_cast<std::size_t>(*c)] = *n;
     }

@@ -12,7 +12,6 @@ namespace cardiac::failstats {
 namespace {
 
 constexpr double kNsPerHour = 3600e9;
-constexpr double kNsPerDay = 86400e9;
 constexpr double kMinRepairHours = 1.0 / 3600;  // one second
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInfinity = std::numeric_limits<double>::infinity();

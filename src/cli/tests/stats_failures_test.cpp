@@ -206,7 +206,7 @@ TEST(SimFailuresRoundTrip, ExportedHistoryRefitsWithinTheIntervals) {
   const std::string preset = "llama3:corr=0,maint=off";
   const std::string a = dir.path() + "/a.json";
   const std::string b = dir.path() + "/b.json";
-  for (auto [file, seed] : {std::pair{a, "11"}, std::pair{b, "12"}}) {
+  for (const auto& [file, seed] : {std::pair{a, "11"}, std::pair{b, "12"}}) {
     Ran r = run(register_sim, "sim",
                 {"--synth", "seren", "--jobs", "20", "--cluster", "250x8", "--days", "365",
                  "--failures", preset, "--seed", seed, "--failures-out", file, "-q"},
