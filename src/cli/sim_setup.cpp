@@ -121,7 +121,10 @@ Result<SimSetup> build_sim_setup(const SimFlags& flags) {
     }
     f.tuning.priority_calc_period = ns;
   }
+  const bool failures_flag = !f.failures.empty();
   if (!f.config.empty()) CARDIAC_TRY(apply_sim_file(f.config, f));
+  // Flags win: --failures-from replaces the file's failure presets.
+  if (!f.failures_from.empty() && !failures_flag) f.failures.clear();
   SimSetup setup;
   if (!f.trace.empty() && !f.synth.empty()) {
     return fail(Error::invalid("give --trace or --synth, not both"));

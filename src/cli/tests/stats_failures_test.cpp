@@ -274,6 +274,11 @@ TEST(SimFailuresRoundTrip, BadFilesAreRefusedByFileAndField) {
   EXPECT_NE(missing.err.find("none.json"), std::string::npos) << missing.err;
   Ran both = sim_with({"--failures-from", bad, "--failures", "llama3"});
   EXPECT_NE(both.err.find("not both"), std::string::npos) << both.err;
+  // A configuration file's presets give way to the flag, as every flag wins over the file.
+  const std::string config = dir.path() + "/sim.toml";
+  std::ofstream(config) << "failures = [\"llama3\"]\n";
+  Ran from_file = sim_with({"--config", config, "--failures-from", empty});
+  EXPECT_NE(from_file.err.find("exposure.gpu_days is 0"), std::string::npos) << from_file.err;
   Ran no_days = sim_with({"--failures", "llama3", "--failures-out", dir.path() + "/o.json"});
   EXPECT_EQ(no_days.rc, kExitUsage);
   EXPECT_NE(no_days.err.find("--days"), std::string::npos) << no_days.err;
