@@ -55,6 +55,26 @@ int run_sim(const SimFlags& flags, Context& ctx) {
     ctx.err << "cardiac sim: " << printable(setup.error().what()) << "\n";
     return kExitUsage;
   }
+  if (!flags.failures_out.empty()) {
+    // One history: the failure stream does not depend on the policy or the checkpoints.
+    for (const SimRun& r : setup->runs) {
+      if (r.config.seed != setup->runs[0].config.seed ||
+          r.config.failures.name != setup->runs[0].config.failures.name) {
+        ctx.err << "cardiac sim: --failures-out writes one failure history: give one "
+                   "--failures and one --seed\n";
+        return kExitUsage;
+      }
+    }
+    auto history = simulated_failures(setup->runs[0].config);
+    if (!history) {
+      ctx.err << "cardiac sim: " << history.error().what() << "\n";
+      return kExitUsage;
+    }
+    if (auto w = write_file(flags.failures_out, history->dump(2) + "\n"); !w) {
+      ctx.err << "cardiac sim: " << w.error().what() << "\n";
+      return kExitCannotRun;
+    }
+  }
   const std::size_t n = setup->runs.size();
   std::vector<sim::NamedResult> results(n);
   std::vector<std::atomic<double>> done(n);
@@ -123,8 +143,11 @@ int run_sim(const SimFlags& flags, Context& ctx) {
     }
   }
   if (flags.json) {
-    ctx.out << sim::to_json(results, setup->description).dump(2) << "\n";
+    nlohmann::json j = sim::to_json(results, setup->description);
+    if (setup->fitted) j["fitted_failure_model"] = fitted_json(*setup->fitted);
+    ctx.out << j.dump(2) << "\n";
   } else {
+    if (setup->fitted) ctx.out << fitted_text(*setup->fitted);
     ctx.out << sim::render_table(results);
   }
   return kExitOk;

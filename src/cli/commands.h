@@ -44,6 +44,7 @@ Runner register_scenario(CLI::App& sub);
 Runner register_share(CLI::App& sub);
 Runner register_sim(CLI::App& sub);
 Runner register_slurm(CLI::App& sub);
+Runner register_stats(CLI::App& sub);
 Runner register_status(CLI::App& sub);
 Runner register_submit(CLI::App& sub);
 Runner register_top(CLI::App& sub);

@@ -54,6 +54,8 @@ constexpr cardiac::cli::CommandSpec kCommands[] = {
     {"slurm",
      "Slurm hooks: healthcheck (drain and resume this node), prolog and epilog (the job's GPUs)",
      cardiac::cli::register_slurm},
+    {"stats", "Failure statistics from the agent's store: rates, MTBI, MTTR, with intervals",
+     cardiac::cli::register_stats},
     {"status", "One screen: every GPU and the host, each with a verdict",
      cardiac::cli::register_status},
     {"submit", "Queue a command for GPUs: cardiac submit --gpus 2 -- python train.py",

@@ -77,6 +77,13 @@ void add_sim_flags(CLI::App& sub, SimFlags& f) {
   repeatable(
       sub.add_option("--failures", f.failures,
                      "Failure preset: none, llama3, rsc1, rsc1-all, rsc2 (repeat to sweep)"));
+  sub.add_option("--failures-from", f.failures_from,
+                 "Fit the failure model from these cardiac.failure-stats/v1 files (`cardiac stats "
+                 "failures --json` of every node), merged; instead of --failures")
+      ->expected(1, -1);
+  sub.add_option("--failures-out", f.failures_out,
+                 "Write the simulated failure history as a cardiac.failure-stats/v1 file "
+                 "(needs --days; one --failures and one --seed)");
   repeatable(sub.add_option("--checkpoint", f.checkpoint,
                             "none, daly, young, fixed:30m [,write=…,restart=…] (repeat to sweep)"));
   repeatable(sub.add_option("--seed", f.seeds, "Random seed (repeat to sweep)"));
@@ -114,7 +121,10 @@ Result<SimSetup> build_sim_setup(const SimFlags& flags) {
     }
     f.tuning.priority_calc_period = ns;
   }
+  const bool failures_flag = !f.failures.empty();
   if (!f.config.empty()) CARDIAC_TRY(apply_sim_file(f.config, f));
+  // Flags win: --failures-from replaces the file's failure presets.
+  if (!f.failures_from.empty() && !failures_flag) f.failures.clear();
   SimSetup setup;
   if (!f.trace.empty() && !f.synth.empty()) {
     return fail(Error::invalid("give --trace or --synth, not both"));
@@ -181,17 +191,28 @@ Result<SimSetup> build_sim_setup(const SimFlags& flags) {
   if (f.days < 0) return fail(Error::invalid("--days must not be negative"));
   base.horizon = static_cast<TimeNs>(f.days * 86400 * 1e9);
   const std::vector<std::string> policies = split_list(f.policy.empty() ? "fcfs" : f.policy);
-  const std::vector<std::string> failure_texts =
+  std::vector<std::string> failure_texts =
       f.failures.empty() ? std::vector<std::string>{"none"} : f.failures;
   const std::vector<std::string> checkpoint_texts =
       f.checkpoint.empty() ? std::vector<std::string>{"none"} : f.checkpoint;
   const std::vector<std::uint64_t> seeds =
       f.seeds.empty() ? std::vector<std::uint64_t>{1} : f.seeds;
   std::vector<sim::FailureModel> models;
-  for (const auto& text : failure_texts) {
-    auto m = sim::failure_preset(text);
-    if (!m) return fail(m.error().with_context("--failures"));
-    models.push_back(*m);
+  if (!f.failures_from.empty()) {
+    if (!f.failures.empty()) {
+      return fail(Error::invalid("give --failures or --failures-from, not both"));
+    }
+    auto fitted = fit_failures_from(f.failures_from);
+    if (!fitted) return fail(fitted.error().with_context("--failures-from"));
+    failure_texts = {fitted->model.name};
+    models.push_back(fitted->model);
+    setup.fitted = std::move(*fitted);
+  } else {
+    for (const auto& text : failure_texts) {
+      auto m = sim::failure_preset(text);
+      if (!m) return fail(m.error().with_context("--failures"));
+      models.push_back(*m);
+    }
   }
   std::vector<sim::CheckpointPolicy> ckpts;
   for (const auto& text : checkpoint_texts) {

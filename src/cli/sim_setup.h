@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/sim_failures.h"
 #include "core/result.h"
 #include "sim/engine.h"
 #include "sim/trace.h"
@@ -34,6 +35,8 @@ struct SimFlags {
   std::string policy;
   // Repeatable: every combination of policy, failures, checkpoint and seed is one run.
   std::vector<std::string> failures;
+  std::vector<std::string> failures_from;  // statistics files to fit the failure model from
+  std::string failures_out;                // write the simulated failure history here
   std::vector<std::string> checkpoint;
   std::vector<std::uint64_t> seeds;
   unsigned nodes_per_domain = 0;
@@ -57,7 +60,8 @@ struct SimRun {
 struct SimSetup {
   sim::Trace trace;
   std::vector<SimRun> runs;
-  nlohmann::json description;  // what was simulated, for the reports
+  nlohmann::json description;            // what was simulated, for the reports
+  std::optional<FittedFailures> fitted;  // --failures-from
 };
 
 // Reads `path` into the flags it leaves unset (flags win).
