@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "netproc/json.h"
+
+#include <cmath>
+
+namespace cardiac::netproc {
+namespace {
+
+using nlohmann::json;
+
+json rounded(double v) {
+  return std::round(v * 10) / 10;
+}
+
+json percent(const std::optional<double>& v) {
+  return v ? rounded(*v) : json(nullptr);
+}
+
+}  // namespace
+
+json talker_json(const Talker& t) {
+  return json{{"pid", t.process.pid},
+              {"uid", t.process.uid},
+              {"user", t.process.user},
+              {"comm", t.process.comm},
+              {"cmdline", t.process.cmdline},
+              {"sent_bytes", t.sent_bytes},
+              {"received_bytes", t.received_bytes},
+              {"sent_bytes_per_s", std::llround(t.sent_bytes_per_s)},
+              {"received_bytes_per_s", std::llround(t.received_bytes_per_s)},
+              {"sent_link_pct", percent(t.sent_link_percent)},
+              {"received_link_pct", percent(t.received_link_percent)},
+              {"sockets", t.sockets},
+              {"remote_count", t.remote_count},
+              {"top_remotes", t.top_remotes},
+              {"udp_drops", t.udp_drops}};
+}
+
+json to_json(const Traffic& t, std::size_t count) {
+  json talkers = json::array();
+  for (std::size_t i = 0; i < t.talkers.size() && i < count; ++i) {
+    talkers.push_back(talker_json(t.talkers[i]));
+  }
+  return json{{"window_s", rounded(t.window_s)},
+              {"link",
+               {{"name", t.link.name.empty() ? json(nullptr) : json(t.link.name)},
+                {"speed_mbps", t.link.speed_mbps ? json(*t.link.speed_mbps) : json(nullptr)}}},
+              {"loopback_included", t.loopback_included},
+              {"sent_bytes_per_s", std::llround(t.sent_bytes_per_s)},
+              {"received_bytes_per_s", std::llround(t.received_bytes_per_s)},
+              {"sockets", t.sockets},
+              {"unowned_bytes", t.unowned_bytes},
+              {"talkers", std::move(talkers)},
+              {"notes", t.notes}};
+}
+
+}  // namespace cardiac::netproc
