@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "core/text.h"
+
 namespace cardiac::netproc {
 namespace {
 
@@ -10,6 +12,15 @@ using nlohmann::json;
 
 json rounded(double v) {
   return std::round(v * 10) / 10;
+}
+
+// Command lines and names can hold any byte; dump() throws on invalid UTF-8.
+json text(const std::string& s) {
+  return valid_utf8(s);
+}
+
+json text_or_null(const std::string& s) {
+  return s.empty() ? json(nullptr) : text(s);
 }
 
 json percent(const std::optional<double>& v) {
@@ -21,9 +32,9 @@ json percent(const std::optional<double>& v) {
 json talker_json(const Talker& t) {
   return json{{"pid", t.process.pid},
               {"uid", t.process.uid},
-              {"user", t.process.user},
-              {"comm", t.process.comm},
-              {"cmdline", t.process.cmdline},
+              {"user", text(t.process.user)},
+              {"comm", text_or_null(t.process.comm)},
+              {"cmdline", text_or_null(t.process.cmdline)},
               {"sent_bytes", t.sent_bytes},
               {"received_bytes", t.received_bytes},
               {"sent_bytes_per_s", std::llround(t.sent_bytes_per_s)},
@@ -38,12 +49,14 @@ json talker_json(const Talker& t) {
 
 json to_json(const Traffic& t, std::size_t count) {
   json talkers = json::array();
+  json notes = json::array();
+  for (const auto& n : t.notes) notes.push_back(text(n));
   for (std::size_t i = 0; i < t.talkers.size() && i < count; ++i) {
     talkers.push_back(talker_json(t.talkers[i]));
   }
   return json{{"window_s", rounded(t.window_s)},
               {"link",
-               {{"name", t.link.name.empty() ? json(nullptr) : json(t.link.name)},
+               {{"name", t.link.name.empty() ? json(nullptr) : text(t.link.name)},
                 {"speed_mbps", t.link.speed_mbps ? json(*t.link.speed_mbps) : json(nullptr)}}},
               {"loopback_included", t.loopback_included},
               {"sent_bytes_per_s", std::llround(t.sent_bytes_per_s)},
@@ -51,7 +64,7 @@ json to_json(const Traffic& t, std::size_t count) {
               {"sockets", t.sockets},
               {"unowned_bytes", t.unowned_bytes},
               {"talkers", std::move(talkers)},
-              {"notes", t.notes}};
+              {"notes", std::move(notes)}};
 }
 
 }  // namespace cardiac::netproc

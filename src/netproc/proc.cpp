@@ -18,7 +18,9 @@ constexpr std::size_t kMaxCmdline = 200;
 
 std::string shorten(std::string s) {
   if (s.size() <= kMaxCmdline) return s;
-  s.resize(kMaxCmdline);
+  std::size_t cut = kMaxCmdline;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // UTF-8
+  s.resize(cut);
   return s + "…";
 }
 

@@ -132,6 +132,20 @@ std::vector<Talker> top_by(const Traffic& t, bool sent, std::size_t n) {
   return out;
 }
 
+std::string talker_text(const Talker& t, const Link& link) {
+  const std::string& what = t.process.cmdline.empty() ? t.process.comm : t.process.cmdline;
+  auto share = [&](const std::optional<double>& pct) {
+    return pct ? fmt::format(" ({:.0f} % of {})", *pct, link.name) : std::string();
+  };
+  std::string out =
+      fmt::format("pid {} ({}) {}: sent {}{}, received {}{}", t.process.pid, t.process.user, what,
+                  bits_per_s(t.sent_bytes_per_s), share(t.sent_link_percent),
+                  bits_per_s(t.received_bytes_per_s), share(t.received_link_percent));
+  out += fmt::format(", {} remote{}", t.remote_count, t.remote_count == 1 ? "" : "s");
+  if (t.udp_drops > 0) out += fmt::format(", {} UDP drops", t.udp_drops);
+  return out;
+}
+
 std::string bits_per_s(double bytes_per_s) {
   const double b = bytes_per_s * 8;
   if (b >= 1e9) return fmt::format("{:.1f} Gb/s", b / 1e9);

@@ -108,6 +108,10 @@ struct RateOptions {
 // The talkers re-ranked by one direction (sent or received), busiest first, at most `n`.
 [[nodiscard]] std::vector<Talker> top_by(const Traffic& t, bool sent, std::size_t n);
 
+// "pid 4242 (alice) rsync -a /data host:: sent 940 Mb/s (94 % of eth0), received 1 Mb/s,
+// 3 remotes": one talker on one line, for reports.
+[[nodiscard]] std::string talker_text(const Talker& t, const Link& link);
+
 // "1.2 Gb/s", "340 Mb/s", "12 kb/s" from bytes per second.
 [[nodiscard]] std::string bits_per_s(double bytes_per_s);
 
