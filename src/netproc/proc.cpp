@@ -70,7 +70,10 @@ void read_owners(const FileSystem& fs, Snapshot& s) {
     }
     bool owns = false;
     for (const auto& fd : *fds) {
-      auto link = fs.read_link(dir + "/" + fd);
+      std::string path = dir;
+      path += '/';
+      path += fd;
+      auto link = fs.read_link(path);
       if (!link) continue;
       auto inode = socket_inode(*link);
       if (!inode || !wanted.contains(*inode)) continue;
