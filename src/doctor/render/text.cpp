@@ -89,8 +89,9 @@ std::vector<std::string> looked_at(const Report& r) {
     const auto& t = *r.traffic;
     std::string link =
         t.link.name.empty() ? std::string("no NIC to compare with") : "shares of " + t.link.name;
-    if (!t.link.name.empty() && t.link.speed_mbps) {
-      link += fmt::format(" ({} Mb/s)", *t.link.speed_mbps);
+    if (!t.link.name.empty()) {
+      link += t.link.speed_mbps ? fmt::format(" ({} Mb/s)", *t.link.speed_mbps)
+                                : std::string(" (speed unknown)");
     }
     out.push_back(fmt::format("traffic: sent {}, received {} over {:.1f} s on {} sockets{}; {}",
                               netproc::bits_per_s(t.sent_bytes_per_s),
