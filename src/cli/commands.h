@@ -36,6 +36,7 @@ Runner register_hold(CLI::App& sub);
 Runner register_incidents(CLI::App& sub);
 Runner register_jobs(CLI::App& sub);
 Runner register_logs(CLI::App& sub);
+Runner register_net(CLI::App& sub);
 Runner register_npd(CLI::App& sub);
 Runner register_plan(CLI::App& sub);
 Runner register_queue(CLI::App& sub);

@@ -40,6 +40,8 @@ constexpr cardiac::cli::CommandSpec kCommands[] = {
      cardiac::cli::register_incidents},
     {"jobs", "Jobs that ended: state, exit code, run time", cardiac::cli::register_jobs},
     {"logs", "A job's output (-f follows it)", cardiac::cli::register_logs},
+    {"net", "Who is using the network: top talkers by process (net top)",
+     cardiac::cli::register_net},
     {"npd", "node-problem-detector custom plugin: exit 0 OK, 1 problem, 2 unknown",
      cardiac::cli::register_npd},
     {"plan", "Will a model fit for serving or training: memory, KV cache, changes that fit",

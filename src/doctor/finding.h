@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/severity.h"
 #include "kmsg/event.h"
+#include "netproc/traffic.h"
 
 namespace cardiac::doctor {
 
@@ -115,7 +116,9 @@ struct Report {
   std::vector<GpuRef> gpus{};       // every GPU known from NVML, the PCI bus or the kernel log
   std::vector<Finding> findings{};  // worst first
   std::vector<kmsg::KernelEvent> events{};  // every kernel-log event recognised, in log order
-  [[nodiscard]] Severity worst() const;     // kInfo when there are no findings
+  // The top talkers over the sampling window (live runs only).
+  std::optional<netproc::Traffic> traffic{};
+  [[nodiscard]] Severity worst() const;  // kInfo when there are no findings
 };
 
 // Sorts findings worst first, then by category, GPU index and id; stable for equal keys.

@@ -12,6 +12,7 @@
 #include "core/clock.h"
 #include "host/host.h"
 #include "kmsg/event.h"
+#include "netproc/traffic.h"
 #include "nvml/gpu.h"
 #include "platform/fs.h"
 #include "serving/engine_metrics.h"
@@ -133,6 +134,8 @@ struct DoctorInput {
   std::optional<KernelLogRead> kmsg_read{};
 
   std::vector<ProbeResult> probes{};
+  // Traffic by process over the window (netproc): live only, absent offline.
+  std::optional<netproc::Traffic> traffic{};
   std::vector<GpuHistory> history{};  // from --db
 
   // The serving view: processes' memory over time, their command lines (pid → the line,

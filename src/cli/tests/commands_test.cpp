@@ -71,6 +71,28 @@ TEST(CliInProcess, BadFlagValueIsAUsageErrorNamingTheFlag) {
   EXPECT_NE((r.err + r.out).find("--gpus"), std::string::npos) << r.err;
 }
 
+TEST(CliInProcess, NetTopRefusesAWindowTooShortToRate) {
+  ManualClock clock;
+  Ran r = run(register_net, "net", {"top", "--window", "0"}, clock);
+  EXPECT_EQ(r.rc, kExitUsage);
+  EXPECT_NE(r.err.find("--window"), std::string::npos) << r.err;
+}
+
+TEST(CliInProcess, NetTopJsonHasTheTalkersAndTheLink) {
+  Ran r = run(register_net, "net", {"top", "--window", "200ms", "--count", "3", "--json"},
+              SystemClock::instance());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_EQ(j.value("schema", ""), "cardiac.net_top/v1");
+  const auto& t = j["traffic"];
+  EXPECT_GT(t.value("window_s", 0.0), 0.1);
+  ASSERT_TRUE(t["talkers"].is_array());
+  EXPECT_LE(t["talkers"].size(), 3U);
+  EXPECT_TRUE(t["link"].contains("name"));
+  EXPECT_FALSE(t.value("loopback_included", true));
+}
+
 TEST(CliInProcess, PrometheusRulesExportHasTheFaultRules) {
   ManualClock clock;
   Ran r = run(register_export, "export", {"prometheus-rules"}, clock);

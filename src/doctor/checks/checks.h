@@ -40,6 +40,8 @@ std::optional<PreallocatingEngine> preallocating_engine(const DoctorInput& in,
                                                         const nvml::GpuReading& g);
 // Network: probes (near vs far), NIC saturation, errors and drops, DNS time.
 void check_network(const DoctorInput& in, std::vector<Finding>& out);
+// Traffic by process over the window: one process flooding the uplink to many remotes.
+void check_traffic(const DoctorInput& in, std::vector<Finding>& out);
 
 // One line on a probe for the report's "looked at" list: what was probed, how it went, and
 // "ok" when no finding came of it.

@@ -11,6 +11,7 @@ Report diagnose(const DoctorInput& in) {
   r.gpus = GpuMap(in).all();
   r.events = in.events;
   for (const auto& p : in.probes) r.sources.probes.push_back(probe_summary(p));
+  r.traffic = in.traffic;
 
   check_kernel_log_read(in, r.findings);
   check_kernel_log(in, r.findings);
@@ -19,6 +20,7 @@ Report diagnose(const DoctorInput& in) {
   check_resources(in, r.findings);
   check_serving(in, r.findings);
   check_network(in, r.findings);
+  check_traffic(in, r.findings);
   add_cross_check_plans(r.findings);
   add_gpu_jobs(in, r.findings);
   sort_findings(r.findings);

@@ -11,6 +11,7 @@
 #include "core/format.h"
 #include "core/units.h"
 #include "doctor/checks/network_util.h"
+#include "doctor/checks/traffic.h"
 #include "host/network.h"
 
 namespace cardiac::doctor::network_detail {
@@ -18,6 +19,7 @@ namespace cardiac::doctor::network_detail {
 constexpr double kSaturatedPercent = 90;
 constexpr double kErrorCritShare = 0.001;
 constexpr double kDropsWarnPerS = 1.0;
+constexpr std::size_t kTalkersNamed = 3;  // top talkers named by network.nic_saturated
 
 // ---- NICs ---------------------------------------------------------------------------------
 
@@ -121,9 +123,18 @@ void check_saturation(const DoctorInput& in, std::vector<Finding>& out,
     e.series = util_series(in, r.name, rx);
     local.push_back(e);
     f.evidence.push_back(std::move(e));
+    // Who: the processes that moved the most bytes in the saturated direction. Sockets are
+    // not tied to one NIC, so these are the host's top talkers over the same window.
+    const bool sent = tx && (!rx || r.tx_bytes_per_s >= r.rx_bytes_per_s);
+    if (auto who = traffic_detail::by_whom(in, sent, kTalkersNamed); !who.empty()) {
+      f.explanation += " " + who;
+      for (auto& t : traffic_detail::talker_evidence(in, sent, kTalkersNamed)) {
+        f.evidence.push_back(std::move(t));
+      }
+    }
     f.actions = {
-        fmt::format("See who sends and receives: `iftop -i {}`, `nethogs {}` or "
-                    "`ss -tinp`",
+        fmt::format("See who sends and receives now: `cardiac net top`, `iftop -i {}`, "
+                    "`nethogs {}` or `ss -tinp`",
                     r.name, r.name),
         fmt::format("Check that the link negotiated its full speed (`ethtool {}`)", r.name),
         "If the traffic is expected: a faster link, bonding, or moving bulk traffic to "

@@ -30,6 +30,7 @@
 #include "host/bounded.h"
 #include "host/processes.h"
 #include "kmsg/record.h"
+#include "netproc/snapshot.h"
 #include "serving/engines.h"
 #include "serving/scrape.h"
 #include "serving/vram_book.h"
@@ -274,6 +275,30 @@ void read_cmdlines(const FileSystem& fs, DoctorInput& in) {
   }
 }
 
+// The top talkers over the window, or a note saying why there are none.
+void read_traffic(const FileSystem& fs, const std::optional<netproc::Snapshot>& before,
+                  const std::optional<netproc::Snapshot>& after, const GatherOptions& o,
+                  DoctorInput& in, std::vector<std::string>& skipped) {
+  if (o.offline) {
+    skipped.emplace_back("traffic: --offline, per-process traffic is read live only");
+    return;
+  }
+  if (!before || !after) {
+    if (o.root != "/") skipped.emplace_back("traffic: read on the live root (/) only");
+    return;
+  }
+  if (after->taken_at - before->taken_at < kNsPerSec) {
+    skipped.emplace_back("traffic: a window under 1 s gives no per-process rates");
+    return;
+  }
+  const auto* last = in.last_host();
+  in.traffic = netproc::rate(
+      *before, *after,
+      netproc::pick_link(fs, last != nullptr ? last->nics : std::vector<host::NetDevice>{},
+                         in.rates ? in.rates->nics : std::vector<host::NetRates>{}));
+  for (const auto& n : in.traffic->notes) skipped.push_back("traffic: " + n);
+}
+
 std::vector<serving::EngineStats> scrape_engines(const GatherOptions& o, const Clock& clock) {
   std::vector<serving::EngineStats> out;
   for (const auto& url : o.engines) {
@@ -372,6 +397,11 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
   bool live_host = series_fs.empty();
   ProcTable live_before;
   TimeNs live_before_at = 0;
+  // Traffic by process: socket counters at the window's start and end (netlink reads this
+  // machine's kernel, so only with its own root).
+  const bool live_traffic = !o.offline && live_host && o.root == "/";
+  std::optional<netproc::Snapshot> traffic_before;
+  std::optional<netproc::Snapshot> traffic_after;
   if (!o.offline) {
     telemetry::GpuCollectorOptions copts;
     copts.executable = o.executable;
@@ -395,11 +425,13 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
       if (i == 0 && live_host) {
         live_before = read_proc_table(*fs, gpu_pids(in.gpu_samples));
         live_before_at = in.host_samples.back().taken_at;
+        if (live_traffic) traffic_before = netproc::take_snapshot(*fs, clock.monotonic());
       }
       if (clock.monotonic() - start + o.sample_interval > window) break;
       sleep(o.sample_interval);
     }
     if (live_host) in.host_samples.push_back(read_host());
+    if (traffic_before) traffic_after = netproc::take_snapshot(*fs, clock.monotonic());
     if (progress) progress("sampling", 1.0);
   } else if (live_host) {
     in.host_samples.push_back(read_host());
@@ -423,6 +455,7 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
       in.host_samples.back().taken_at > in.host_samples.front().taken_at) {
     in.rates = host::compute_rates(in.host_samples.front(), in.host_samples.back());
   }
+  read_traffic(*fs, traffic_before, traffic_after, o, in, skipped);
   auto pids = gpu_pids(in.gpu_samples);
   if (!pids.empty() && !series_fs.empty()) {
     double dt = in.rates ? in.rates->interval_s : 0;

@@ -4,11 +4,14 @@
 
 #include "core/time.h"
 #include "doctor/render/render.h"
+#include "netproc/json.h"
 
 namespace cardiac::doctor {
 namespace {
 
 using nlohmann::json;
+
+constexpr std::size_t kTalkersInJson = 10;  // the top talkers in the report's `traffic`
 
 // Kernel logs can hold any byte and dump() throws on invalid UTF-8, so every string is made
 // valid on the way in.
@@ -177,7 +180,8 @@ nlohmann::json to_json(const Report& r) {
       {"summary", summary_json(r)},
       {"gpus", std::move(gpus)},
       {"findings", std::move(findings)},
-      {"events", std::move(events)}};
+      {"events", std::move(events)},
+      {"traffic", r.traffic ? netproc::to_json(*r.traffic, kTalkersInJson) : json(nullptr)}};
 }
 
 }  // namespace cardiac::doctor

@@ -85,6 +85,23 @@ std::vector<std::string> looked_at(const Report& r) {
   }
   if (!s.db.empty()) out.push_back("history: " + s.db);
   for (const auto& p : s.probes) out.push_back("network: " + p);
+  if (r.traffic) {
+    const auto& t = *r.traffic;
+    std::string link =
+        t.link.name.empty() ? std::string("no NIC to compare with") : "shares of " + t.link.name;
+    if (!t.link.name.empty()) {
+      link += t.link.speed_mbps ? fmt::format(" ({} Mb/s)", *t.link.speed_mbps)
+                                : std::string(" (speed unknown)");
+    }
+    out.push_back(fmt::format("traffic: sent {}, received {} over {:.1f} s on {} sockets{}; {}",
+                              netproc::bits_per_s(t.sent_bytes_per_s),
+                              netproc::bits_per_s(t.received_bytes_per_s), t.window_s, t.sockets,
+                              t.loopback_included ? "" : " (loopback left out)", link));
+    constexpr std::size_t kTalkersShown = 3;
+    for (std::size_t i = 0; i < t.talkers.size() && i < kTalkersShown; ++i) {
+      out.push_back("talker: " + netproc::talker_text(t.talkers[i], t.link));
+    }
+  }
   return out;
 }
 
