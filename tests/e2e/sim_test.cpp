@@ -139,6 +139,64 @@ TEST(SimE2E, PriorityCalcPeriodFromTheFlagOrTheFile) {
   std::filesystem::remove_all(dir);
 }
 
+// Stragglers from the flags or the [fail_slow] table: a detection sweep is one run per
+// detection time, labelled by it, with the GPU time lost to slow GPUs in the JSON; shaping
+// stragglers without a rate, or a bad factor, is refused naming the flag or the key.
+TEST(SimE2E, FailSlowDetectionSweepFromTheFlagsOrTheFile) {
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/s.toml") << R"([fail_slow]
+rate = 0.01
+factor = 2
+detection = ["10m", "4h"]
+repair = "12h"
+)";
+  const std::vector<std::string> base = {"sim",       "--synth", "philly", "--jobs", "600",
+                                         "--cluster", "8x8",     "--seed", "2",      "--failures",
+                                         "llama3",    "--json",  "--quiet"};
+  std::vector<std::string> flag = base;
+  flag.insert(flag.end(),
+              {"--fail-slow", "0.01", "--fail-slow-factor", "2", "--fail-slow-detection", "10m",
+               "--fail-slow-detection", "4h", "--fail-slow-repair", "12h"});
+  std::vector<std::string> file = base;
+  file.insert(file.end(), {"--config", dir + "/s.toml"});
+  auto a = run_cardiac(flag);
+  auto b = run_cardiac(file);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  auto j = nlohmann::json::parse(a.out);
+  EXPECT_EQ(j["runs"], nlohmann::json::parse(b.out)["runs"]);
+  ASSERT_EQ(j["runs"].size(), 2u);
+  EXPECT_EQ(j["runs"][0]["label"], "fcfs | detect 10m");
+  EXPECT_EQ(j["runs"][1]["label"], "fcfs | detect 4h");
+  EXPECT_EQ(j["setup"]["fail_slow"]["factor"], 2.0);
+  const auto& slow = j["runs"][0]["summary"]["fail_slow"];
+  ASSERT_TRUE(slow.is_object()) << a.out;
+  EXPECT_GT(slow["stragglers"].get<int>(), 0);
+  EXPECT_TRUE(slow["lost_gpu_h"].contains("pace"));
+  // Without --fail-slow nothing about stragglers shows.
+  auto c = run_cardiac(base);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_FALSE(nlohmann::json::parse(c.out)["runs"][0]["summary"].contains("fail_slow"));
+
+  std::vector<std::string> no_rate = base;
+  no_rate.insert(no_rate.end(), {"--fail-slow-detection", "5m"});
+  auto d = run_cardiac(no_rate);
+  EXPECT_NE(d.exit_code, 0);
+  EXPECT_NE(d.err.find("--fail-slow RATE"), std::string::npos) << d.err;
+  std::vector<std::string> bad_factor = base;
+  bad_factor.insert(bad_factor.end(), {"--fail-slow", "typical", "--fail-slow-factor", "0.5"});
+  auto e = run_cardiac(bad_factor);
+  EXPECT_NE(e.exit_code, 0);
+  EXPECT_NE(e.err.find("fail-slow factor"), std::string::npos) << e.err;
+  std::ofstream(dir + "/bad.toml") << "[fail_slow]\nrate = \"often\"\n";
+  auto f = run_cardiac(
+      {"sim", "--synth", "philly", "--jobs", "10", "--quiet", "--config", dir + "/bad.toml"});
+  EXPECT_NE(f.exit_code, 0);
+  EXPECT_NE(f.err.find("bad.toml:2"), std::string::npos) << f.err;
+  EXPECT_NE(f.err.find("fail_slow.rate"), std::string::npos) << f.err;
+  std::filesystem::remove_all(dir);
+}
+
 // --days with --load and no --jobs: the workload is sized to fill the cluster to that load for
 // that long (philly: mean 1.93 GPUs, 5 h; 0.5 x 128 GPUs x 10 days is about 1,600 jobs).
 TEST(SimE2E, DaysAndLoadSizeTheSyntheticWorkload) {
