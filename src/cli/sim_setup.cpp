@@ -351,11 +351,14 @@ Result<SimSetup> build_sim_setup(const SimFlags& flags) {
                        {"cluster_gpus", base.cluster.gpus()},
                        {"nodes_per_domain", base.cluster.nodes_per_domain},
                        {"failures", failure_texts},
-                       {"fail_slow", fail_slow_description(f, models)},
                        {"checkpoint", checkpoint_texts},
                        {"seeds", seeds},
                        {"days", f.days},
                        {"policies", policies}};
+  // Only with stragglers: a run without them describes itself as it always did.
+  if (auto slow = fail_slow_description(f, models); !slow.is_null()) {
+    setup.description["fail_slow"] = std::move(slow);
+  }
   return setup;
 }
 
