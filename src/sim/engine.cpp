@@ -186,7 +186,7 @@ bool Engine::stretch(std::uint32_t j, TimeNs now) {
   const auto left = static_cast<double>(s.seg_end - now) * s.slow_factor;
   TimeNs end = now + static_cast<DurationNs>(std::ceil(left));
   // The time limit is wall time: a slowed job may now run into it.
-  if (t.time_limit > 0 && end >= s.seg_start + t.time_limit) {
+  if (t.time_limit > 0 && end > s.seg_start + t.time_limit) {
     end = s.seg_start + t.time_limit;
     s.seg_timeout = true;
   }

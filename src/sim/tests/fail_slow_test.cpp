@@ -179,6 +179,21 @@ TEST(FailSlowEngine, DetectedTooLateTheJobEndsAtTheStragglersPace) {
               1e-6);
 }
 
+// The time limit is wall time: a job that would have ended 2 h before it runs into it once
+// slowed, and times out there.
+TEST(FailSlowEngine, ASlowedJobMayRunIntoItsTimeLimit) {
+  const FailureModel m = stragglers_only(kRate, 2.0, 1000 * kHour, kHour);
+  const OneStraggler s = find_seed(m, 2 * kWork + kHour);
+  ASSERT_GT(s.seed, 0u) << "no seed with one early straggler";
+  TraceJob limited = job(0, 0, 16, kWork);
+  limited.time_limit = kWork + 2 * kHour;
+  auto r = simulate(one_job_config(m, s.seed), {limited});
+  ASSERT_TRUE(r) << r.error().what();
+  EXPECT_TRUE(r->jobs[0].timed_out);
+  EXPECT_EQ(r->jobs[0].end, limited.time_limit);
+  EXPECT_EQ(r->summary.timed_out, 1u);
+}
+
 // A busy cluster with checkpoints and fail-stop failures too, stragglers common: the same seed
 // with later detection loses more GPU time to the stragglers, and more in all.
 TEST(FailSlowEngine, ShorterDetectionLosesLessGpuTime) {
