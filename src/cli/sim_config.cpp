@@ -93,7 +93,7 @@ Status apply_fail_slow_table(const std::string& path, const toml::table& t, SimF
   }
   if (const toml::node* n = t.get("factor")) {
     if (!n->is_number()) return bad(*n, "factor must be a number (e.g. 1.5)");
-    if (!f.fail_slow_factor) f.fail_slow_factor = *n->value<double>();
+    if (!f.fail_slow_factor) f.fail_slow_factor = n->value<double>();
   }
   if (const toml::node* n = t.get("detection")) {
     std::vector<std::string> v;

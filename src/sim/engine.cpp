@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 #include <queue>
+#include <string>
+#include <string_view>
 #include <tuple>
 
 #include "sched/session.h"
@@ -22,7 +24,7 @@ using detail::Phase;
 enum class Ev : std::uint8_t { kEnd, kDetect, kRepair, kMaintEnd, kBackfill, kSlowDetect };
 
 // The interruption cause of a job stopped because a straggler in it was found.
-const std::string kSlowCause = "Fail-slow GPU";
+constexpr std::string_view kSlowCause = "Fail-slow GPU";
 
 struct Event {
   TimeNs time = 0;
@@ -339,7 +341,7 @@ void Engine::detect_slow(unsigned g, TimeNs now) {
   ++acc_.stragglers_detected;
   // Its jobs are stopped as for a drain (the scheduler knows now; nothing hangs) and requeued
   // from their last checkpoint; the GPU goes out for repair.
-  for (std::uint32_t j : gpus_.jobs_on({g})) interrupt(j, now, kSlowCause, 0);
+  for (std::uint32_t j : gpus_.jobs_on({g})) interrupt(j, now, std::string(kSlowCause), 0);
   const TimeNs until = now + std::max<DurationNs>(gs.slow_repair, 1);
   take_down(g, until, false);
   push(until, Ev::kRepair, g, 1);

@@ -14,7 +14,9 @@
 namespace cardiac::e2e {
 namespace {
 
-const std::string kTraces = std::string(CARDIAC_FIXTURES_DIR) + "/traces/alibaba-openb/";
+std::string openb(const char* file) {
+  return std::string(CARDIAC_FIXTURES_DIR) + "/traces/alibaba-openb/" + file;
+}
 
 std::string slurp(const std::string& path) {
   std::ifstream f(path);
@@ -30,8 +32,8 @@ std::string temp_dir() {
 
 TEST(SimE2E, OpenbTraceUnderSeveralPoliciesWithEveryOutput) {
   const std::string dir = temp_dir();
-  auto r = run_cardiac({"sim", "--trace", kTraces + "openb_pod_list_default.csv", "--nodes-file",
-                        kTraces + "openb_node_list_gpu_node.csv", "--policy", "fcfs,backfill",
+  auto r = run_cardiac({"sim", "--trace", openb("openb_pod_list_default.csv"), "--nodes-file",
+                        openb("openb_node_list_gpu_node.csv"), "--policy", "fcfs,backfill",
                         "--json", "--quiet", "--jobs-out", dir + "/jobs.csv", "--csv",
                         dir + "/series.csv", "--html", dir + "/report.html"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
