@@ -101,7 +101,8 @@ class Engine {
   bool only_arrivals_ = true;
   unsigned head_gpus_ = 0;  // GPUs of that job
   std::size_t running_ = 0;
-  unsigned slow_gpus_ = 0;  // stragglers not yet detected
+  unsigned slow_gpus_ = 0;             // stragglers not yet detected
+  std::vector<detail::SlowGpu> slow_;  // by flat GPU; empty without stragglers
   std::map<unsigned, double> tau_cache_;
   // By the job's shape: GPUs, nodes, memory per GPU, shared, the trace's GPU types.
   std::map<std::tuple<unsigned, unsigned, std::uint64_t, bool, std::string>, bool> feasible_;
@@ -172,7 +173,7 @@ void Engine::start(const sched::Start& st, const std::vector<unsigned>& gpus, Ti
   s.slow_at = -1;
   // The scheduler does not know a straggler it has not detected: jobs start on it.
   if (slow_gpus_ > 0 &&
-      std::any_of(s.gpus.begin(), s.gpus.end(), [&](unsigned g) { return gpus_.state[g].slow; })) {
+      std::any_of(s.gpus.begin(), s.gpus.end(), [&](unsigned g) { return slow_[g].slow; })) {
     stretch(j, now);
   }
   push(s.seg_end, Ev::kEnd, j, ++s.gen);
@@ -184,8 +185,7 @@ bool Engine::stretch(std::uint32_t j, TimeNs now) {
   if (s.slow_at >= 0 || !(cfg_.failures.slow.factor > 1)) return false;
   const TraceJob& t = trace_[j];
   s.slow_at = now;
-  s.slow_factor = cfg_.failures.slow.factor;
-  const auto left = static_cast<double>(s.seg_end - now) * s.slow_factor;
+  const auto left = static_cast<double>(s.seg_end - now) * cfg_.failures.slow.factor;
   TimeNs end = now + static_cast<DurationNs>(std::ceil(left));
   // The time limit is wall time: a slowed job may now run into it.
   if (t.time_limit > 0 && end > s.seg_start + t.time_limit) {
@@ -199,9 +199,10 @@ bool Engine::stretch(std::uint32_t j, TimeNs now) {
 void Engine::finish(std::uint32_t j, TimeNs now) {
   JobState& s = jobs_[j];
   const TraceJob& t = trace_[j];
-  detail::Kept p = detail::progress_at(s, t, cfg_.checkpoint, detail::job_clock(s, now),
+  detail::Kept p = detail::progress_at(s, t, cfg_.checkpoint,
+                                       detail::job_clock(s, now, cfg_.failures.slow.factor),
                                        /*completed=*/true);
-  p.slowed = now - detail::job_clock(s, now);
+  p.slowed = now - detail::job_clock(s, now, cfg_.failures.slow.factor);
   acc_.charge(s, t, now - s.seg_start, p, 0);
   s.saved = s.seg_timeout ? s.saved + p.kept : t.duration;
   s.phase = Phase::kDone;
@@ -214,7 +215,7 @@ void Engine::interrupt(std::uint32_t j, TimeNs now, const std::string& cause, Du
   JobState& s = jobs_[j];
   if (s.phase != Phase::kRunning) return;
   const TraceJob& t = trace_[j];
-  const TimeNs clock = detail::job_clock(s, now);
+  const TimeNs clock = detail::job_clock(s, now, cfg_.failures.slow.factor);
   detail::Kept p = detail::progress_at(s, t, cfg_.checkpoint, clock, false);
   p.slowed = now - clock;
   acc_.charge(s, t, now - s.seg_start, p, hang);
@@ -263,8 +264,8 @@ void Engine::take_down(unsigned g, TimeNs until, bool maintenance) {
   if (maintenance) ++gs.maintenance;
   // Whatever takes a straggler out (a failure, a drain) finds and mends it; its jobs were
   // stopped by the same cause.
-  if (gs.slow) {
-    gs.slow = false;
+  if (!slow_.empty() && slow_[g].slow) {
+    slow_[g].slow = false;
     --slow_gpus_;
   }
   if (!gs.down) {
@@ -319,11 +320,11 @@ void Engine::on_slow(const SlowEvent& e) {
   if (node.empty()) return;
   // Drawn as if every node had the average count: on a smaller node it stands for one of its.
   const unsigned g = node[e.gpu % node.size()];
-  detail::GpuState& gs = gpus_.state[g];
-  if (gs.down || gs.slow) return;  // out of service, or a straggler already
-  gs.slow = true;
-  ++gs.slow_gen;
-  gs.slow_repair = e.repair;
+  detail::SlowGpu& sg = slow_[g];
+  if (gpus_.state[g].down || sg.slow) return;  // out of service, or a straggler already
+  sg.slow = true;
+  ++sg.gen;
+  sg.repair = e.repair;
   ++slow_gpus_;
   ++acc_.stragglers;
   for (std::uint32_t j : gpus_.jobs_on({g})) {
@@ -331,18 +332,18 @@ void Engine::on_slow(const SlowEvent& e) {
       push(jobs_[j].seg_end, Ev::kEnd, j, ++jobs_[j].gen);
     }
   }
-  push(e.time + cfg_.failures.slow.detection, Ev::kSlowDetect, g, gs.slow_gen);
+  push(e.time + cfg_.failures.slow.detection, Ev::kSlowDetect, g, sg.gen);
 }
 
 void Engine::detect_slow(unsigned g, TimeNs now) {
-  detail::GpuState& gs = gpus_.state[g];
-  gs.slow = false;
+  detail::SlowGpu& sg = slow_[g];
+  sg.slow = false;
   --slow_gpus_;
   ++acc_.stragglers_detected;
   // Its jobs are stopped as for a drain (the scheduler knows now; nothing hangs) and requeued
   // from their last checkpoint; the GPU goes out for repair.
   for (std::uint32_t j : gpus_.jobs_on({g})) interrupt(j, now, std::string(kSlowCause), 0);
-  const TimeNs until = now + std::max<DurationNs>(gs.slow_repair, 1);
+  const TimeNs until = now + std::max<DurationNs>(sg.repair, 1);
   take_down(g, until, false);
   push(until, Ev::kRepair, g, 1);
 }
@@ -444,6 +445,7 @@ Result<SimResult> Engine::run() {
   FailSlowProcess slow_process(cfg_.failures, topo, cfg_.seed,
                                cfg_.failures.slow.on() ? fail_horizon : 0);
   std::optional<SlowEvent> next_slow = slow_process.next();
+  if (cfg_.failures.slow.on()) slow_.resize(gpus_.state.size());
 
   // Every job submitted and run once without waiting: a lower bound on the run's length.
   TimeNs span_guess = cfg_.horizon;
@@ -507,7 +509,7 @@ Result<SimResult> Engine::run() {
           only_arrivals_ = false;
           break;
         case Ev::kSlowDetect:
-          if (gpus_.state[e.a].slow && gpus_.state[e.a].slow_gen == e.gen) detect_slow(e.a, now);
+          if (slow_[e.a].slow && slow_[e.a].gen == e.gen) detect_slow(e.a, now);
           break;
         case Ev::kMaintEnd:
           for (unsigned g : gpus_.of_node(e.a)) {

@@ -34,29 +34,33 @@ struct JobState {
   unsigned restarts = 0;
   std::uint32_t gen = 0;  // end events of an earlier segment carry an older number
   bool timed_out = false;
+  bool after_slow = false;  // its last run was stopped for a straggler: the restart is its cost
   std::vector<unsigned> gpus{};  // flat GPU indices while running or hung
   double attained_gpu_s = 0;
   DurationNs productive = 0;
   // A straggler in the allocation since this instant of the segment (-1: none): from then on
-  // the job's own clock runs `slow_factor` times slower than the wall clock.
+  // the job's own clock runs the fail-slow factor times slower than the wall clock.
   TimeNs slow_at = -1;
-  double slow_factor = 1;
-  bool after_slow = false;  // its last run was stopped for a straggler: the restart is its cost
 };
 
 // Where the job's own clock stands at `now`: wall time, less what a straggler's pace took.
-inline TimeNs job_clock(const JobState& s, TimeNs now) {
+inline TimeNs job_clock(const JobState& s, TimeNs now, double factor) {
   if (s.slow_at < 0 || now <= s.slow_at) return now;
-  return s.slow_at + static_cast<DurationNs>(static_cast<double>(now - s.slow_at) / s.slow_factor);
+  return s.slow_at + static_cast<DurationNs>(static_cast<double>(now - s.slow_at) / factor);
 }
 
 struct GpuState {
   TimeNs down_until = 0;
   bool down = false;
-  unsigned maintenance = 0;    // drains in progress
-  bool slow = false;           // a straggler not yet detected
-  std::uint32_t slow_gen = 0;  // detections of an earlier straggler carry an older number
-  DurationNs slow_repair = 0;  // how long it goes out once detected
+  unsigned maintenance = 0;  // drains in progress
+};
+
+// A GPU's straggler state, kept apart from GpuState (and only with stragglers on) so that the
+// per-GPU words every start and end touch stay as small as they were.
+struct SlowGpu {
+  bool slow = false;      // a straggler not yet detected
+  std::uint32_t gen = 0;  // detections of an earlier straggler carry an older number
+  DurationNs repair = 0;  // how long it goes out once detected
 };
 
 // GPUs by flat index (node order, then position), their state and the jobs on them.
