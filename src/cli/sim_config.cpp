@@ -72,6 +72,48 @@ Status apply_policy_table(const std::string& path, const toml::table& t, PolicyT
   return {};
 }
 
+// The [fail_slow] table: rate (a number or "typical"), factor, detection (a duration or
+// several, a sweep) and repair. Flags given win.
+Status apply_fail_slow_table(const std::string& path, const toml::table& t, SimFlags& f) {
+  config::TableReader r(t, "fail_slow", path);
+  CARDIAC_TRY(r.only({"rate", "factor", "detection", "repair"}));
+  auto bad = [&](const toml::node& n, std::string_view what) {
+    return fail(Error::parse(fmt::format("fail_slow.{}", what), r.where(n.source())));
+  };
+  if (const toml::node* n = t.get("rate")) {
+    std::string text;
+    if (n->is_number()) {
+      text = fmt::format("{}", *n->value<double>());
+    } else if (n->is_string() && *n->value<std::string>() == "typical") {
+      text = "typical";
+    } else {
+      return bad(*n, "rate must be stragglers per GPU-day (e.g. 1e-4) or \"typical\"");
+    }
+    if (f.fail_slow.empty()) f.fail_slow = text;
+  }
+  if (const toml::node* n = t.get("factor")) {
+    if (!n->is_number()) return bad(*n, "factor must be a number (e.g. 1.5)");
+    if (!f.fail_slow_factor) f.fail_slow_factor = n->value<double>();
+  }
+  if (const toml::node* n = t.get("detection")) {
+    std::vector<std::string> v;
+    if (n->is_string()) v.push_back(*n->value<std::string>());
+    if (const toml::array* a = n->as_array()) {
+      for (const auto& e : *a) {
+        if (!e.is_string()) return bad(*n, "detection must be a duration or durations");
+        v.push_back(*e.value<std::string>());
+      }
+    }
+    if (v.empty()) return bad(*n, "detection must be a duration (\"30m\") or durations");
+    if (f.fail_slow_detection.empty()) f.fail_slow_detection = std::move(v);
+  }
+  if (const toml::node* n = t.get("repair")) {
+    if (!n->is_string()) return bad(*n, "repair must be a duration like \"24h\"");
+    if (f.fail_slow_repair.empty()) f.fail_slow_repair = *n->value<std::string>();
+  }
+  return {};
+}
+
 }  // namespace
 
 // The file's keys fill only what the flags left unset.
@@ -91,7 +133,7 @@ Status apply_sim_file(const std::string& path, SimFlags& f) {
   static const std::set<std::string> kKnown = {
       "trace",   "format",           "synth",    "jobs",       "load",  "nodes_file",
       "cluster", "policies",         "failures", "checkpoint", "seeds", "days",
-      "threads", "nodes_per_domain", "policy"};
+      "threads", "nodes_per_domain", "policy",   "fail_slow"};
   for (const auto& [key, node] : root) {
     const std::string k(key.str());
     auto where =
@@ -123,7 +165,11 @@ Status apply_sim_file(const std::string& path, SimFlags& f) {
       if (dst.empty()) dst = std::move(v);
       return {};
     };
-    if (k == "policy") {
+    if (k == "fail_slow") {
+      const toml::table* t = node.as_table();
+      if (!t) return fail(Error::parse("'fail_slow' must be a table", where));
+      CARDIAC_TRY(apply_fail_slow_table(path, *t, f));
+    } else if (k == "policy") {
       const toml::table* t = node.as_table();
       if (!t) return fail(Error::parse("'policy' must be a table", where));
       CARDIAC_TRY(apply_policy_table(path, *t, f.tuning));

@@ -57,6 +57,60 @@ Result<sim::ClusterSpec> cluster_of(const SimFlags& f, const sim::Trace& trace) 
   return sim::parse_cluster(fmt::format("{}x8", nodes));
 }
 
+// The straggler settings of the flags over one failure model, one model per detection time.
+struct SlowVariant {
+  std::string label;  // "detect 30m" when the detection times sweep, else ""
+  std::optional<DurationNs> detection;
+};
+
+Result<std::vector<SlowVariant>> slow_variants(const SimFlags& f) {
+  std::vector<SlowVariant> out;
+  for (const std::string& text : f.fail_slow_detection) {
+    auto ns = parse_duration_ns(text);
+    if (!ns || *ns < 0) {
+      return fail(Error::invalid(
+          fmt::format("--fail-slow-detection '{}': expected a duration like 30m", text)));
+    }
+    out.push_back({f.fail_slow_detection.size() > 1 ? "detect " + text : "", ns});
+  }
+  if (out.empty()) out.push_back({});
+  return out;
+}
+
+Status apply_fail_slow(const SimFlags& f, const SlowVariant& v, sim::FailureModel& m) {
+  if (!f.fail_slow.empty()) {
+    auto rate = f.fail_slow == "typical" ? std::optional<double>(sim::kTypicalFailSlowPerGpuDay)
+                                         : parse_double(f.fail_slow);
+    if (!rate || !std::isfinite(*rate) || *rate < 0) {
+      return fail(Error::invalid(
+          fmt::format("--fail-slow '{}': expected stragglers per GPU-day (e.g. 1e-4) or 'typical'",
+                      f.fail_slow)));
+    }
+    m.slow.per_gpu_day = *rate;
+  }
+  if (f.fail_slow_factor) m.slow.factor = *f.fail_slow_factor;
+  if (v.detection) m.slow.detection = *v.detection;
+  if (!f.fail_slow_repair.empty()) {
+    auto ns = parse_duration_ns(f.fail_slow_repair);
+    if (!ns || *ns < 0) {
+      return fail(Error::invalid(fmt::format(
+          "--fail-slow-repair '{}': expected a duration like 24h", f.fail_slow_repair)));
+    }
+    m.slow.repair = *ns;
+  }
+  const bool tuned =
+      f.fail_slow_factor || !f.fail_slow_detection.empty() || !f.fail_slow_repair.empty();
+  if (tuned && !m.slow.on()) {
+    return fail(Error::invalid(
+        "--fail-slow-factor, --fail-slow-detection and --fail-slow-repair shape stragglers: "
+        "give --fail-slow RATE (e.g. typical) too"));
+  }
+  if (auto st = sim::validate_model(m); !st) {
+    return fail(Error::invalid(st.error().message, "--fail-slow"));
+  }
+  return {};
+}
+
 }  // namespace
 
 void add_sim_flags(CLI::App& sub, SimFlags& f) {
@@ -87,6 +141,16 @@ void add_sim_flags(CLI::App& sub, SimFlags& f) {
   repeatable(sub.add_option("--checkpoint", f.checkpoint,
                             "none, daly, young, fixed:30m [,write=…,restart=…] (repeat to sweep)"));
   repeatable(sub.add_option("--seed", f.seeds, "Random seed (repeat to sweep)"));
+  sub.add_option("--fail-slow", f.fail_slow,
+                 "Fail-slow GPUs: stragglers per GPU-day, or 'typical' (1e-4, assumed); each "
+                 "slows every job on it until detected (default 0: none)");
+  sub.add_option("--fail-slow-factor", f.fail_slow_factor,
+                 "How many times slower a job runs with a straggler in it (default 1.5)");
+  repeatable(sub.add_option("--fail-slow-detection", f.fail_slow_detection,
+                            "From a GPU turning slow to it being taken out and its jobs "
+                            "requeued (default 30m; repeat to sweep)"));
+  sub.add_option("--fail-slow-repair", f.fail_slow_repair,
+                 "How long a detected straggler is out of service (default 24h)");
   sub.add_option("--nodes-per-domain", f.nodes_per_domain,
                  "Nodes under one switch / rack / power domain (default 16)");
   sub.add_option("--days", f.days, "Stop after this many simulated days");
@@ -102,6 +166,26 @@ void add_sim_flags(CLI::App& sub, SimFlags& f) {
   sub.add_option("--csv", f.csv, "Time-series CSV file");
   sub.add_option("--html", f.html, "HTML report file");
 }
+
+namespace {
+
+// What the reports' setup says of stragglers: null when there are none.
+nlohmann::json fail_slow_description(const SimFlags& f, const std::vector<sim::FailureModel>& ms) {
+  if (ms.empty() || !ms.front().slow.on()) return nullptr;
+  const sim::FailSlow& s = ms.front().slow;
+  nlohmann::json detection = nlohmann::json::array();
+  if (f.fail_slow_detection.empty()) {
+    detection.push_back(fmt::format("{}s", s.detection / kNsPerSec));
+  } else {
+    for (const auto& d : f.fail_slow_detection) detection.push_back(d);
+  }
+  return {{"per_gpu_day", s.per_gpu_day},
+          {"factor", s.factor},
+          {"detection", detection},
+          {"repair_h", static_cast<double>(s.repair) / 3.6e12}};
+}
+
+}  // namespace
 
 Result<SimSetup> build_sim_setup(const SimFlags& flags) {
   SimFlags f = flags;
@@ -214,6 +298,24 @@ Result<SimSetup> build_sim_setup(const SimFlags& flags) {
       models.push_back(*m);
     }
   }
+  // Each model once per straggler detection time; the label names what varies.
+  auto variants = slow_variants(f);
+  if (!variants) return fail(variants.error());
+  std::vector<std::string> model_labels;
+  {
+    std::vector<sim::FailureModel> each;
+    for (std::size_t fi = 0; fi < models.size(); ++fi) {
+      for (const SlowVariant& v : *variants) {
+        sim::FailureModel m = models[fi];
+        CARDIAC_TRY(apply_fail_slow(f, v, m));
+        std::string label = models.size() > 1 ? failure_texts[fi] : "";
+        if (!v.label.empty()) label += (label.empty() ? "" : " | ") + v.label;
+        each.push_back(std::move(m));
+        model_labels.push_back(std::move(label));
+      }
+    }
+    models = std::move(each);
+  }
   std::vector<sim::CheckpointPolicy> ckpts;
   for (const auto& text : checkpoint_texts) {
     auto c = sim::parse_checkpoint_policy(text);
@@ -244,7 +346,7 @@ Result<SimSetup> build_sim_setup(const SimFlags& flags) {
       for (std::size_t ci = 0; ci < ckpts.size(); ++ci) {
         for (std::uint64_t seed : seeds) {
           SimRun run{.label = policies[pi], .config = base};
-          if (models.size() > 1) run.label += " | " + failure_texts[fi];
+          if (!model_labels[fi].empty()) run.label += " | " + model_labels[fi];
           if (ckpts.size() > 1) run.label += " | " + checkpoint_texts[ci];
           if (seeds.size() > 1) run.label += fmt::format(" | seed {}", seed);
           run.config.policy = parsed[pi];
@@ -274,6 +376,10 @@ Result<SimSetup> build_sim_setup(const SimFlags& flags) {
                        {"seeds", seeds},
                        {"days", f.days},
                        {"policies", policies}};
+  // Only with stragglers: a run without them describes itself as it always did.
+  if (auto slow = fail_slow_description(f, models); !slow.is_null()) {
+    setup.description["fail_slow"] = std::move(slow);
+  }
   return setup;
 }
 

@@ -39,6 +39,12 @@ struct SimFlags {
   std::string failures_out;                // write the simulated failure history here
   std::vector<std::string> checkpoint;
   std::vector<std::uint64_t> seeds;
+  // Fail-slow GPUs, over every failure model: the rate ("typical" or stragglers per GPU-day),
+  // the factor, the detection times (repeatable: a sweep) and the repair time, as given.
+  std::string fail_slow;
+  std::optional<double> fail_slow_factor;
+  std::vector<std::string> fail_slow_detection;
+  std::string fail_slow_repair;
   unsigned nodes_per_domain = 0;
   PolicyTuning tuning;
   std::string backfill_interval;     // the flag's text

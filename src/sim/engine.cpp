@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 #include <queue>
+#include <string>
+#include <string_view>
 #include <tuple>
 
 #include "sched/session.h"
@@ -19,7 +21,10 @@ namespace {
 using detail::JobState;
 using detail::Phase;
 
-enum class Ev : std::uint8_t { kEnd, kDetect, kRepair, kMaintEnd, kBackfill };
+enum class Ev : std::uint8_t { kEnd, kDetect, kRepair, kMaintEnd, kBackfill, kSlowDetect };
+
+// The interruption cause of a job stopped because a straggler in it was found.
+constexpr std::string_view kSlowCause = "Fail-slow GPU";
 
 struct Event {
   TimeNs time = 0;
@@ -66,6 +71,12 @@ class Engine {
   // A run ends, whatever the reason: GPUs free, usage charged.
   void leave(std::uint32_t j, TimeNs now);
   void on_failure(const FailureEvent& f);
+  // A GPU turns into a straggler; later it is detected and taken out.
+  void on_slow(const SlowEvent& e);
+  void detect_slow(unsigned gpu, TimeNs now);
+  // The running job goes at a straggler's pace from now: its end moves out (not past its time
+  // limit). Returns false when it already did.
+  bool stretch(std::uint32_t j, TimeNs now);
   void take_down(unsigned gpu, TimeNs until, bool maintenance);
   void bring_up(unsigned gpu, TimeNs now);
   void pass(TimeNs now);
@@ -90,6 +101,8 @@ class Engine {
   bool only_arrivals_ = true;
   unsigned head_gpus_ = 0;  // GPUs of that job
   std::size_t running_ = 0;
+  unsigned slow_gpus_ = 0;             // stragglers not yet detected
+  std::vector<detail::SlowGpu> slow_;  // by flat GPU; empty without stragglers
   std::map<unsigned, double> tau_cache_;
   // By the job's shape: GPUs, nodes, memory per GPU, shared, the trace's GPU types.
   std::map<std::tuple<unsigned, unsigned, std::uint64_t, bool, std::string>, bool> feasible_;
@@ -157,13 +170,39 @@ void Engine::start(const sched::Start& st, const std::vector<unsigned>& gpus, Ti
   const detail::Segment seg = detail::plan_segment(s, t, cfg_.checkpoint);
   s.seg_end = now + seg.wall;
   s.seg_timeout = seg.timeout;
+  s.slow_at = -1;
+  // The scheduler does not know a straggler it has not detected: jobs start on it.
+  if (slow_gpus_ > 0 &&
+      std::any_of(s.gpus.begin(), s.gpus.end(), [&](unsigned g) { return slow_[g].slow; })) {
+    stretch(j, now);
+  }
   push(s.seg_end, Ev::kEnd, j, ++s.gen);
+}
+
+bool Engine::stretch(std::uint32_t j, TimeNs now) {
+  JobState& s = jobs_[j];
+  // The slowest GPU sets the pace: one straggler is enough. A factor of 1 slows nothing.
+  if (s.slow_at >= 0 || !(cfg_.failures.slow.factor > 1)) return false;
+  const TraceJob& t = trace_[j];
+  s.slow_at = now;
+  const auto left = static_cast<double>(s.seg_end - now) * cfg_.failures.slow.factor;
+  TimeNs end = now + static_cast<DurationNs>(std::ceil(left));
+  // The time limit is wall time: a slowed job may now run into it.
+  if (t.time_limit > 0 && end > s.seg_start + t.time_limit) {
+    end = s.seg_start + t.time_limit;
+    s.seg_timeout = true;
+  }
+  s.seg_end = end;
+  return true;
 }
 
 void Engine::finish(std::uint32_t j, TimeNs now) {
   JobState& s = jobs_[j];
   const TraceJob& t = trace_[j];
-  const detail::Kept p = detail::progress_at(s, t, cfg_.checkpoint, now, /*completed=*/true);
+  detail::Kept p = detail::progress_at(s, t, cfg_.checkpoint,
+                                       detail::job_clock(s, now, cfg_.failures.slow.factor),
+                                       /*completed=*/true);
+  p.slowed = now - detail::job_clock(s, now, cfg_.failures.slow.factor);
   acc_.charge(s, t, now - s.seg_start, p, 0);
   s.saved = s.seg_timeout ? s.saved + p.kept : t.duration;
   s.phase = Phase::kDone;
@@ -176,8 +215,16 @@ void Engine::interrupt(std::uint32_t j, TimeNs now, const std::string& cause, Du
   JobState& s = jobs_[j];
   if (s.phase != Phase::kRunning) return;
   const TraceJob& t = trace_[j];
-  const detail::Kept p = detail::progress_at(s, t, cfg_.checkpoint, now, false);
+  const TimeNs clock = detail::job_clock(s, now, cfg_.failures.slow.factor);
+  detail::Kept p = detail::progress_at(s, t, cfg_.checkpoint, clock, false);
+  p.slowed = now - clock;
   acc_.charge(s, t, now - s.seg_start, p, hang);
+  const bool slow = cause == kSlowCause;
+  if (slow) {
+    acc_.slow_lost_work_gpu_s +=
+        static_cast<double>(p.computed - p.kept) * static_cast<double>(t.gpus) * t.gpu_share / 1e9;
+  }
+  s.after_slow = slow;
   s.saved = std::min(t.duration, s.saved + p.kept);
   s.phase = Phase::kHung;
   ++s.gen;  // its end event is void now
@@ -215,6 +262,12 @@ void Engine::take_down(unsigned g, TimeNs until, bool maintenance) {
   detail::GpuState& gs = gpus_.state[g];
   gs.down_until = std::max(gs.down_until, until);
   if (maintenance) ++gs.maintenance;
+  // Whatever takes a straggler out (a failure, a drain) finds and mends it; its jobs were
+  // stopped by the same cause.
+  if (!slow_.empty() && slow_[g].slow) {
+    slow_[g].slow = false;
+    --slow_gpus_;
+  }
   if (!gs.down) {
     if (!gpus_.held(g)) --gpus_.idle;
     gs.down = true;
@@ -259,6 +312,40 @@ void Engine::on_failure(const FailureEvent& f) {
   const TimeNs until = f.time + cfg_.failures.detection + std::max<DurationNs>(f.repair, 1);
   for (unsigned g : hit) take_down(g, until, false);
   push(until, Ev::kRepair, hit.front(), static_cast<std::uint32_t>(hit.size()));
+}
+
+void Engine::on_slow(const SlowEvent& e) {
+  if (e.node >= gpus_.begin.size()) return;
+  const std::vector<unsigned> node = gpus_.of_node(e.node);
+  if (node.empty()) return;
+  // Drawn as if every node had the average count: on a smaller node it stands for one of its.
+  const unsigned g = node[e.gpu % node.size()];
+  detail::SlowGpu& sg = slow_[g];
+  if (gpus_.state[g].down || sg.slow) return;  // out of service, or a straggler already
+  sg.slow = true;
+  ++sg.gen;
+  sg.repair = e.repair;
+  ++slow_gpus_;
+  ++acc_.stragglers;
+  for (std::uint32_t j : gpus_.jobs_on({g})) {
+    if (jobs_[j].phase == Phase::kRunning && stretch(j, e.time)) {
+      push(jobs_[j].seg_end, Ev::kEnd, j, ++jobs_[j].gen);
+    }
+  }
+  push(e.time + cfg_.failures.slow.detection, Ev::kSlowDetect, g, sg.gen);
+}
+
+void Engine::detect_slow(unsigned g, TimeNs now) {
+  detail::SlowGpu& sg = slow_[g];
+  sg.slow = false;
+  --slow_gpus_;
+  ++acc_.stragglers_detected;
+  // Its jobs are stopped as for a drain (the scheduler knows now; nothing hangs) and requeued
+  // from their last checkpoint; the GPU goes out for repair.
+  for (std::uint32_t j : gpus_.jobs_on({g})) interrupt(j, now, std::string(kSlowCause), 0);
+  const TimeNs until = now + std::max<DurationNs>(sg.repair, 1);
+  take_down(g, until, false);
+  push(until, Ev::kRepair, g, 1);
 }
 
 void Engine::pass(TimeNs now) {
@@ -354,6 +441,11 @@ Result<SimResult> Engine::run() {
       failures ? maintenance_schedule(cfg_.failures, topo, cfg_.seed, fail_horizon)
                : std::vector<MaintenanceWindow>{};
   std::size_t next_maint = 0;
+  // Stragglers draw from a stream of their own: with a rate of 0 nothing here changes a run.
+  FailSlowProcess slow_process(cfg_.failures, topo, cfg_.seed,
+                               cfg_.failures.slow.on() ? fail_horizon : 0);
+  std::optional<SlowEvent> next_slow = slow_process.next();
+  if (cfg_.failures.slow.on()) slow_.resize(gpus_.state.size());
 
   // Every job submitted and run once without waiting: a lower bound on the run's length.
   TimeNs span_guess = cfg_.horizon;
@@ -378,6 +470,7 @@ Result<SimResult> Engine::run() {
     if (!events_.empty()) t = std::min(t, events_.top().time);
     if (next_fail) t = std::min(t, next_fail->time);
     if (next_maint < maint.size()) t = std::min(t, maint[next_maint].start);
+    if (next_slow) t = std::min(t, next_slow->time);
     if (t == kNever) break;
     if (cfg_.horizon > 0 && t >= cfg_.horizon) break;
     while (next_sample <= t) {
@@ -415,6 +508,9 @@ Result<SimResult> Engine::run() {
           dirty_ = true;
           only_arrivals_ = false;
           break;
+        case Ev::kSlowDetect:
+          if (slow_[e.a].slow && slow_[e.a].gen == e.gen) detect_slow(e.a, now);
+          break;
         case Ev::kMaintEnd:
           for (unsigned g : gpus_.of_node(e.a)) {
             --gpus_.state[g].maintenance;
@@ -427,6 +523,11 @@ Result<SimResult> Engine::run() {
       ++acc_.events;
       on_failure(*next_fail);
       next_fail = process.next();
+    }
+    while (next_slow && next_slow->time == now) {
+      ++acc_.events;
+      on_slow(*next_slow);
+      next_slow = slow_process.next();
     }
     while (next_maint < maint.size() && maint[next_maint].start == now) {
       const MaintenanceWindow& w = maint[next_maint++];

@@ -123,6 +123,15 @@ struct Summary {
   double allocated_gpu_h = 0, productive_gpu_h = 0;
   double lost_gpu_h = 0;  // allocated but not kept: lost work, restarts, hung time, writes
   double lost_work_gpu_h = 0, restart_gpu_h = 0, hung_gpu_h = 0, checkpoint_gpu_h = 0;
+  // Fail-slow GPUs (FailureModel::slow; the reports show these when `fail_slow`): stragglers
+  // that took effect and those found and taken out, and the GPU-hours they cost, all part of
+  // lost_gpu_h: the slower pace, the work lost when their jobs were stopped at detection and
+  // those jobs' restarts. failure_lost_gpu_h is the rest of lost_gpu_h but checkpoint writes:
+  // what fail-stop failures and maintenance cost.
+  bool fail_slow = false;
+  std::uint64_t stragglers = 0, stragglers_detected = 0;
+  double slow_gpu_h = 0, slow_pace_gpu_h = 0, slow_lost_work_gpu_h = 0, slow_restart_gpu_h = 0;
+  double failure_lost_gpu_h = 0;
   double goodput = 0;    // productive / allocated
   double ettr = 0;       // Σ productive time / Σ (end − submit), completed jobs
   double ettr_mean = 0;  // mean of per-job ETTR over completed jobs

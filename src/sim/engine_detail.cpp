@@ -175,6 +175,8 @@ void Accounts::charge(JobState& s, const TraceJob& t, DurationNs ran, const Kept
   restart_gpu_s += static_cast<double>(k.restart) * w;
   checkpoint_gpu_s += static_cast<double>(k.writes) * w;
   hung_gpu_s += static_cast<double>(hang) * w;
+  slow_pace_gpu_s += static_cast<double>(k.slowed) * w;
+  if (s.after_slow) slow_restart_gpu_s += static_cast<double>(k.restart) * w;
   user_gpu_s[t.user] += alloc;
   s.attained_gpu_s += alloc;
   s.productive += k.kept;
@@ -284,6 +286,14 @@ Summary summarize(const SimConfig& config, const std::vector<TraceJob>& trace,
   s.restart_gpu_h = acc.restart_gpu_s / 3600;
   s.hung_gpu_h = acc.hung_gpu_s / 3600;
   s.checkpoint_gpu_h = acc.checkpoint_gpu_s / 3600;
+  s.fail_slow = config.failures.slow.on();
+  s.stragglers = acc.stragglers;
+  s.stragglers_detected = acc.stragglers_detected;
+  s.slow_pace_gpu_h = acc.slow_pace_gpu_s / 3600;
+  s.slow_lost_work_gpu_h = acc.slow_lost_work_gpu_s / 3600;
+  s.slow_restart_gpu_h = acc.slow_restart_gpu_s / 3600;
+  s.slow_gpu_h = s.slow_pace_gpu_h + s.slow_lost_work_gpu_h + s.slow_restart_gpu_h;
+  s.failure_lost_gpu_h = std::max(0.0, s.lost_gpu_h - s.checkpoint_gpu_h - s.slow_gpu_h);
   s.goodput = acc.allocated_gpu_s > 0 ? acc.productive_gpu_s / acc.allocated_gpu_s : 0;
   const double capacity = s.cluster_gpus * s.span_s;
   s.utilization_allocated = capacity > 0 ? acc.allocated_gpu_s / capacity : 0;

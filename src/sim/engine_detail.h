@@ -34,15 +34,33 @@ struct JobState {
   unsigned restarts = 0;
   std::uint32_t gen = 0;  // end events of an earlier segment carry an older number
   bool timed_out = false;
+  bool after_slow = false;  // its last run was stopped for a straggler: the restart is its cost
   std::vector<unsigned> gpus{};  // flat GPU indices while running or hung
   double attained_gpu_s = 0;
   DurationNs productive = 0;
+  // A straggler in the allocation since this instant of the segment (-1: none): from then on
+  // the job's own clock runs the fail-slow factor times slower than the wall clock.
+  TimeNs slow_at = -1;
 };
+
+// Where the job's own clock stands at `now`: wall time, less what a straggler's pace took.
+inline TimeNs job_clock(const JobState& s, TimeNs now, double factor) {
+  if (s.slow_at < 0 || now <= s.slow_at) return now;
+  return s.slow_at + static_cast<DurationNs>(static_cast<double>(now - s.slow_at) / factor);
+}
 
 struct GpuState {
   TimeNs down_until = 0;
   bool down = false;
   unsigned maintenance = 0;  // drains in progress
+};
+
+// A GPU's straggler state, kept apart from GpuState (and only with stragglers on) so that the
+// per-GPU words every start and end touch stay as small as they were.
+struct SlowGpu {
+  bool slow = false;      // a straggler not yet detected
+  std::uint32_t gen = 0;  // detections of an earlier straggler carry an older number
+  DurationNs repair = 0;  // how long it goes out once detected
 };
 
 // GPUs by flat index (node order, then position), their state and the jobs on them.
@@ -106,6 +124,7 @@ struct Kept {
   DurationNs computed = 0;  // compute done in the segment, kept or not
   DurationNs writes = 0;    // blocking write time spent
   DurationNs restart = 0;   // restart overhead spent
+  DurationNs slowed = 0;    // wall time that a straggler's pace added
 };
 Kept progress_at(const JobState& s, const TraceJob& t, const CheckpointPolicy& ckpt, TimeNs now,
                  bool completed);
@@ -120,6 +139,10 @@ struct Accounts {
 
   double allocated_gpu_s = 0, productive_gpu_s = 0, lost_work_gpu_s = 0, restart_gpu_s = 0,
          hung_gpu_s = 0, checkpoint_gpu_s = 0;
+  // What stragglers cost: their pace, the work lost when their jobs were stopped at detection
+  // (also in lost_work_gpu_s) and those jobs' next restart (also in restart_gpu_s).
+  double slow_pace_gpu_s = 0, slow_lost_work_gpu_s = 0, slow_restart_gpu_s = 0;
+  std::uint64_t stragglers = 0, stragglers_detected = 0;
   std::uint64_t interruptions = 0, failures = 0, events = 0, passes = 0, impossible = 0;
   std::map<std::string, std::uint64_t> by_cause{}, by_category{};
   std::map<std::string, double> user_gpu_s{};

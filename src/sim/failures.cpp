@@ -192,6 +192,16 @@ Status apply_modifier(FailureModel& m, std::string_view key, std::string_view va
   if (key == "repair_sigma") return number(m.repair_sigma);
   if (key == "detect") return duration(m.detection);
   if (key == "maint_len") return duration(m.maintenance_duration);
+  if (key == "slow") {
+    if (value == "typical") {
+      m.slow.per_gpu_day = kTypicalFailSlowPerGpuDay;
+      return {};
+    }
+    return number(m.slow.per_gpu_day);
+  }
+  if (key == "slow_factor") return number(m.slow.factor);
+  if (key == "slow_detect") return duration(m.slow.detection);
+  if (key == "slow_repair") return duration(m.slow.repair);
   if (key == "maint") {
     if (value == "off") {
       m.maintenance_interval = 0;
@@ -201,7 +211,8 @@ Status apply_modifier(FailureModel& m, std::string_view key, std::string_view va
   }
   return fail(
       Error::parse("unknown modifier '" + std::string(key) +
-                   "' (known: lemons, scale, corr, detect, maint, maint_len, repair_sigma)"));
+                   "' (known: lemons, scale, corr, detect, maint, maint_len, repair_sigma, slow, "
+                   "slow_factor, slow_detect, slow_repair)"));
 }
 
 }  // namespace
@@ -239,6 +250,15 @@ Status validate_model(const FailureModel& m) {
   }
   if (m.detection < 0 || m.maintenance_interval < 0 || m.maintenance_duration < 0) {
     return bad("durations must be >= 0");
+  }
+  if (!std::isfinite(m.slow.per_gpu_day) || m.slow.per_gpu_day < 0) {
+    return bad("fail-slow rate must be a finite number >= 0 (stragglers per GPU-day)");
+  }
+  if (!std::isfinite(m.slow.factor) || m.slow.factor < 1 || m.slow.factor > 100) {
+    return bad("fail-slow factor must be in [1, 100] (how many times slower)");
+  }
+  if (m.slow.detection < 0 || m.slow.repair < 0) {
+    return bad("fail-slow detection and repair must be >= 0");
   }
   return {};
 }
@@ -421,6 +441,44 @@ double job_mttf_hours(const FailureModel& model, unsigned gpus, unsigned gpus_pe
   }
   if (!(per_day > 0)) return std::numeric_limits<double>::infinity();
   return 24.0 / per_day;
+}
+
+FailSlowProcess::FailSlowProcess(const FailureModel& model, const Topology& topology,
+                                 std::uint64_t seed, TimeNs horizon)
+    : topo_(topology),
+      repair_(model.slow.repair),
+      repair_sigma_(model.repair_sigma),
+      horizon_(horizon),
+      rng_(derive_seed(seed, 5)) {
+  const double gpus = static_cast<double>(topo_.nodes) * topo_.gpus_per_node;
+  rate_per_ns_ = model.slow.per_gpu_day * gpus / kNsPerDay;
+  done_ = !(rate_per_ns_ > 0) || !std::isfinite(rate_per_ns_) || horizon <= 0;
+}
+
+std::optional<SlowEvent> FailSlowProcess::next() {
+  if (done_) return std::nullopt;
+  now_ns_ += -std::log1p(-uniform01(rng_)) / rate_per_ns_;
+  if (!(now_ns_ < static_cast<double>(horizon_))) {
+    done_ = true;
+    return std::nullopt;
+  }
+  SlowEvent ev;
+  ev.time = std::min(static_cast<TimeNs>(now_ns_), horizon_ - 1);
+  ev.node = uniform_index(rng_, topo_.nodes);
+  ev.gpu = uniform_index(rng_, topo_.gpus_per_node);
+  // The same log-normal spread as the fail-stop repairs, drawn whatever the settings so that
+  // the arrival times do not depend on them.
+  const double z = standard_normal(rng_);
+  const double s = repair_sigma_;
+  if (repair_ <= 0) {
+    ev.repair = 0;
+  } else if (s <= 0) {
+    ev.repair = repair_;
+  } else {
+    const double x = static_cast<double>(repair_) * std::exp(s * z - s * s / 2);
+    ev.repair = static_cast<DurationNs>(std::clamp(x, 1.0, 9.0e18));
+  }
+  return ev;
 }
 
 std::vector<MaintenanceWindow> maintenance_schedule(const FailureModel& model,

@@ -34,6 +34,26 @@ struct Component {
   DurationNs repair = 0;  // mean time the hardware is out; 0 for job scope
 };
 
+// Fail-slow ("gray") GPUs: a GPU keeps answering but runs slower, and every synchronous job
+// holding it goes at its pace until the straggler is found and taken out. Off while the rate is
+// 0, which leaves every other draw of the model as it was.
+struct FailSlow {
+  double per_gpu_day = 0;  // GPUs turning into stragglers, per GPU per day
+  // How many times longer a job takes while a straggler is in its allocation (a job goes at the
+  // pace of its slowest GPU, so a second straggler in the same job changes nothing).
+  double factor = 1.5;
+  // From the GPU turning slow to the scheduler knowing: then its jobs are stopped, as for a
+  // drain, and requeued from their last checkpoint, and the GPU goes out for `repair`.
+  DurationNs detection = DurationNs{30} * 60 * kNsPerSec;
+  DurationNs repair = DurationNs{24} * 3600 * kNsPerSec;  // mean; log-normal as the others
+
+  [[nodiscard]] bool on() const { return per_gpu_day > 0; }
+};
+
+// An assumed straggler rate (docs/sim-failures.md, "Fail-slow"): no study in our references
+// publishes stragglers per GPU-day; this is a third of Llama 3's GPU fail-stop rate.
+inline constexpr double kTypicalFailSlowPerGpuDay = 1e-4;
+
 struct FailureModel {
   std::string name;
   std::vector<Component> components;
@@ -49,20 +69,25 @@ struct FailureModel {
   // Planned maintenance: every node is drained once per interval (0: none) for this long.
   DurationNs maintenance_interval = 0;
   DurationNs maintenance_duration = 0;
-  // Multiplies every unplanned rate (not maintenance).
+  // Multiplies every unplanned fail-stop rate (not maintenance, not stragglers).
   double rate_scale = 1;
   // Shape of the log-normal repair time (sigma of the underlying normal); 0: exactly the mean.
   double repair_sigma = 1.0;
+  // Stragglers (off by default): drawn from their own random stream, so turning them on moves
+  // no fail-stop failure, repair or maintenance.
+  FailSlow slow{};
 };
 
-// Checks ranges: rates finite and >= 0, fractions in [0, 1], lemon_factor >= 1, durations >= 0.
+// Checks ranges: rates finite and >= 0, fractions in [0, 1], lemon_factor >= 1, durations >= 0,
+// the fail-slow factor finite and >= 1.
 [[nodiscard]] Status validate_model(const FailureModel& model);
 
 // The preset names failure_preset accepts before the ':'.
 [[nodiscard]] std::vector<std::string_view> failure_preset_names();
 
 // "name" or "name:key=value,key=value", e.g. "llama3:lemons=0.02x12,scale=2". Keys: lemons=FxK,
-// scale=S, corr=F, detect=DUR, maint=DUR|off, maint_len=DUR, repair_sigma=S (DUR as in
+// scale=S, corr=F, detect=DUR, maint=DUR|off, maint_len=DUR, repair_sigma=S, and the fail-slow
+// ones slow=RATE|typical, slow_factor=F, slow_detect=DUR, slow_repair=DUR (DUR as in
 // parse_duration_ns). Returns a parse error naming the offending text.
 [[nodiscard]] Result<FailureModel> failure_preset(std::string_view text);
 
@@ -138,6 +163,35 @@ class FailureProcess {
 // maintenance. Infinity when the total rate is zero.
 [[nodiscard]] double job_mttf_hours(const FailureModel& model, unsigned gpus,
                                     unsigned gpus_per_node);
+
+// A GPU turning into a straggler.
+struct SlowEvent {
+  TimeNs time = 0;
+  std::uint32_t node = 0;
+  std::uint32_t gpu = 0;  // position on the node, drawn as if every node had gpus_per_node
+  DurationNs repair = 0;  // sampled: how long it is out once detected
+};
+
+// Straggler arrivals: a Poisson process at model.slow.per_gpu_day over every GPU, uniform over
+// GPUs (lemons are a fail-stop matter), on a stream of its own. Deterministic for (model,
+// topology, seed); yields nothing when the rate is 0.
+class FailSlowProcess {
+ public:
+  FailSlowProcess(const FailureModel& model, const Topology& topology, std::uint64_t seed,
+                  TimeNs horizon);
+  // The next straggler in time order; nullopt once past the horizon.
+  std::optional<SlowEvent> next();
+
+ private:
+  Topology topo_;
+  DurationNs repair_;
+  double repair_sigma_;
+  TimeNs horizon_;
+  double rate_per_ns_ = 0;
+  double now_ns_ = 0;
+  bool done_ = true;
+  std::mt19937_64 rng_;
+};
 
 struct MaintenanceWindow {
   TimeNs start = 0;

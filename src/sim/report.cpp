@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <string_view>
 
 #include "core/svg.h"
 #include "core/text.h"
@@ -116,6 +117,35 @@ const std::vector<Row>& rows() {
   return kRows;
 }
 
+// Shown only when a run has stragglers, so that runs without them print as they always did.
+const std::vector<Row>& slow_rows() {
+  static const std::vector<Row> kRows = {
+      {"stragglers (detected)",
+       [](const Summary& s) {
+         return fmt::format("{} ({})", s.stragglers, s.stragglers_detected);
+       }},
+      {"lost GPU-h: slow GPUs",
+       [](const Summary& s) { return fmt::format("{:.0f}", s.slow_gpu_h); }},
+      {"lost GPU-h: failures, maint.",
+       [](const Summary& s) { return fmt::format("{:.0f}", s.failure_lost_gpu_h); }},
+  };
+  return kRows;
+}
+
+// The rows for these runs: the straggler rows after "lost GPU-hours" when any run has them.
+std::vector<const Row*> rows_for(const std::vector<NamedResult>& runs) {
+  const bool slow = std::any_of(runs.begin(), runs.end(),
+                                [](const NamedResult& r) { return r.result.summary.fail_slow; });
+  std::vector<const Row*> out;
+  for (const Row& row : rows()) {
+    out.push_back(&row);
+    if (slow && std::string_view(row.name) == "lost GPU-hours") {
+      for (const Row& extra : slow_rows()) out.push_back(&extra);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json to_json(const Summary& s) {
@@ -132,39 +162,50 @@ nlohmann::json to_json(const Summary& s) {
                      {"ettr_mean", sc.ettr_mean},
                      {"restarts", sc.interruptions}});
   }
-  return {{"jobs", s.jobs},
-          {"completed", s.completed},
-          {"timed_out", s.timed_out},
-          {"unfinished", s.unfinished},
-          {"never_started", s.never_started},
-          {"impossible", s.impossible},
-          {"span_s", s.span_s},
-          {"cluster_gpus", s.cluster_gpus},
-          {"utilization_allocated", s.utilization_allocated},
-          {"utilization_productive", s.utilization_productive},
-          {"wait_s", quantiles_json(s.wait_s)},
-          {"jct_s", quantiles_json(s.jct_s)},
-          {"slowdown", quantiles_json(s.slowdown)},
-          {"interruptions", s.interruptions},
-          {"interruptions_by_cause", s.interruptions_by_cause},
-          {"failures", s.failures},
-          {"failures_by_category", s.failures_by_category},
-          {"allocated_gpu_h", s.allocated_gpu_h},
-          {"productive_gpu_h", s.productive_gpu_h},
-          {"lost_gpu_h",
-           {{"total", s.lost_gpu_h},
-            {"lost_work", s.lost_work_gpu_h},
-            {"restart", s.restart_gpu_h},
-            {"hung", s.hung_gpu_h},
-            {"checkpoint", s.checkpoint_gpu_h}}},
-          {"goodput", s.goodput},
-          {"ettr", s.ettr},
-          {"ettr_mean", s.ettr_mean},
-          {"ettr_by_size", sizes},
-          {"jain_fairness", s.jain_fairness},
-          {"users", users},
-          {"events", s.events},
-          {"passes", s.passes}};
+  nlohmann::json out = {{"jobs", s.jobs},
+                        {"completed", s.completed},
+                        {"timed_out", s.timed_out},
+                        {"unfinished", s.unfinished},
+                        {"never_started", s.never_started},
+                        {"impossible", s.impossible},
+                        {"span_s", s.span_s},
+                        {"cluster_gpus", s.cluster_gpus},
+                        {"utilization_allocated", s.utilization_allocated},
+                        {"utilization_productive", s.utilization_productive},
+                        {"wait_s", quantiles_json(s.wait_s)},
+                        {"jct_s", quantiles_json(s.jct_s)},
+                        {"slowdown", quantiles_json(s.slowdown)},
+                        {"interruptions", s.interruptions},
+                        {"interruptions_by_cause", s.interruptions_by_cause},
+                        {"failures", s.failures},
+                        {"failures_by_category", s.failures_by_category},
+                        {"allocated_gpu_h", s.allocated_gpu_h},
+                        {"productive_gpu_h", s.productive_gpu_h},
+                        {"lost_gpu_h",
+                         {{"total", s.lost_gpu_h},
+                          {"lost_work", s.lost_work_gpu_h},
+                          {"restart", s.restart_gpu_h},
+                          {"hung", s.hung_gpu_h},
+                          {"checkpoint", s.checkpoint_gpu_h}}},
+                        {"goodput", s.goodput},
+                        {"ettr", s.ettr},
+                        {"ettr_mean", s.ettr_mean},
+                        {"ettr_by_size", sizes},
+                        {"jain_fairness", s.jain_fairness},
+                        {"users", users},
+                        {"events", s.events},
+                        {"passes", s.passes}};
+  if (s.fail_slow) {
+    out["fail_slow"] = {{"stragglers", s.stragglers},
+                        {"detected", s.stragglers_detected},
+                        {"lost_gpu_h",
+                         {{"total", s.slow_gpu_h},
+                          {"pace", s.slow_pace_gpu_h},
+                          {"lost_work", s.slow_lost_work_gpu_h},
+                          {"restart", s.slow_restart_gpu_h}}},
+                        {"failures_lost_gpu_h", s.failure_lost_gpu_h}};
+  }
+  return out;
 }
 
 nlohmann::json to_json(const std::vector<NamedResult>& runs, const nlohmann::json& setup) {
@@ -182,9 +223,9 @@ std::string render_table(const std::vector<NamedResult>& runs) {
   std::vector<std::string> head = {""};
   for (const auto& r : runs) head.push_back(r.label);
   cells.push_back(head);
-  for (const Row& row : rows()) {
-    std::vector<std::string> line = {row.name};
-    for (const auto& r : runs) line.push_back(row.cell(r.result.summary));
+  for (const Row* row : rows_for(runs)) {
+    std::vector<std::string> line = {row->name};
+    for (const auto& r : runs) line.push_back(row->cell(r.result.summary));
     cells.push_back(std::move(line));
   }
   for (const auto& line : cells) {
@@ -250,9 +291,9 @@ std::string render_html(const std::vector<NamedResult>& runs, const nlohmann::js
       html_escape(setup.dump(2)) + "</pre><h2>Comparison</h2><table><tr><th></th>";
   for (const auto& r : runs) h += "<th>" + html_escape(r.label) + "</th>";
   h += "</tr>";
-  for (const Row& row : rows()) {
-    h += std::string("<tr><td>") + row.name + "</td>";
-    for (const auto& r : runs) h += "<td>" + html_escape(row.cell(r.result.summary)) + "</td>";
+  for (const Row* row : rows_for(runs)) {
+    h += std::string("<tr><td>") + row->name + "</td>";
+    for (const auto& r : runs) h += "<td>" + html_escape(row->cell(r.result.summary)) + "</td>";
     h += "</tr>";
   }
   h += "</table><p class=\"key\">";

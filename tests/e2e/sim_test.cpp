@@ -14,7 +14,9 @@
 namespace cardiac::e2e {
 namespace {
 
-const std::string kTraces = std::string(CARDIAC_FIXTURES_DIR) + "/traces/alibaba-openb/";
+std::string openb(const char* file) {
+  return std::string(CARDIAC_FIXTURES_DIR) + "/traces/alibaba-openb/" + file;
+}
 
 std::string slurp(const std::string& path) {
   std::ifstream f(path);
@@ -30,8 +32,8 @@ std::string temp_dir() {
 
 TEST(SimE2E, OpenbTraceUnderSeveralPoliciesWithEveryOutput) {
   const std::string dir = temp_dir();
-  auto r = run_cardiac({"sim", "--trace", kTraces + "openb_pod_list_default.csv", "--nodes-file",
-                        kTraces + "openb_node_list_gpu_node.csv", "--policy", "fcfs,backfill",
+  auto r = run_cardiac({"sim", "--trace", openb("openb_pod_list_default.csv"), "--nodes-file",
+                        openb("openb_node_list_gpu_node.csv"), "--policy", "fcfs,backfill",
                         "--json", "--quiet", "--jobs-out", dir + "/jobs.csv", "--csv",
                         dir + "/series.csv", "--html", dir + "/report.html"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -136,6 +138,64 @@ TEST(SimE2E, PriorityCalcPeriodFromTheFlagOrTheFile) {
   auto c = run_cardiac(bad);
   EXPECT_NE(c.exit_code, 0);
   EXPECT_NE(c.err.find("--priority-calc-period 'soon'"), std::string::npos) << c.err;
+  std::filesystem::remove_all(dir);
+}
+
+// Stragglers from the flags or the [fail_slow] table: a detection sweep is one run per
+// detection time, labelled by it, with the GPU time lost to slow GPUs in the JSON; shaping
+// stragglers without a rate, or a bad factor, is refused naming the flag or the key.
+TEST(SimE2E, FailSlowDetectionSweepFromTheFlagsOrTheFile) {
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/s.toml") << R"([fail_slow]
+rate = 0.01
+factor = 2
+detection = ["10m", "4h"]
+repair = "12h"
+)";
+  const std::vector<std::string> base = {"sim",       "--synth", "philly", "--jobs", "600",
+                                         "--cluster", "8x8",     "--seed", "2",      "--failures",
+                                         "llama3",    "--json",  "--quiet"};
+  std::vector<std::string> flag = base;
+  flag.insert(flag.end(),
+              {"--fail-slow", "0.01", "--fail-slow-factor", "2", "--fail-slow-detection", "10m",
+               "--fail-slow-detection", "4h", "--fail-slow-repair", "12h"});
+  std::vector<std::string> file = base;
+  file.insert(file.end(), {"--config", dir + "/s.toml"});
+  auto a = run_cardiac(flag);
+  auto b = run_cardiac(file);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  auto j = nlohmann::json::parse(a.out);
+  EXPECT_EQ(j["runs"], nlohmann::json::parse(b.out)["runs"]);
+  ASSERT_EQ(j["runs"].size(), 2u);
+  EXPECT_EQ(j["runs"][0]["label"], "fcfs | detect 10m");
+  EXPECT_EQ(j["runs"][1]["label"], "fcfs | detect 4h");
+  EXPECT_EQ(j["setup"]["fail_slow"]["factor"], 2.0);
+  const auto& slow = j["runs"][0]["summary"]["fail_slow"];
+  ASSERT_TRUE(slow.is_object()) << a.out;
+  EXPECT_GT(slow["stragglers"].get<int>(), 0);
+  EXPECT_TRUE(slow["lost_gpu_h"].contains("pace"));
+  // Without --fail-slow nothing about stragglers shows.
+  auto c = run_cardiac(base);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_FALSE(nlohmann::json::parse(c.out)["runs"][0]["summary"].contains("fail_slow"));
+
+  std::vector<std::string> no_rate = base;
+  no_rate.insert(no_rate.end(), {"--fail-slow-detection", "5m"});
+  auto d = run_cardiac(no_rate);
+  EXPECT_NE(d.exit_code, 0);
+  EXPECT_NE(d.err.find("--fail-slow RATE"), std::string::npos) << d.err;
+  std::vector<std::string> bad_factor = base;
+  bad_factor.insert(bad_factor.end(), {"--fail-slow", "typical", "--fail-slow-factor", "0.5"});
+  auto e = run_cardiac(bad_factor);
+  EXPECT_NE(e.exit_code, 0);
+  EXPECT_NE(e.err.find("fail-slow factor"), std::string::npos) << e.err;
+  std::ofstream(dir + "/bad.toml") << "[fail_slow]\nrate = \"often\"\n";
+  auto f = run_cardiac(
+      {"sim", "--synth", "philly", "--jobs", "10", "--quiet", "--config", dir + "/bad.toml"});
+  EXPECT_NE(f.exit_code, 0);
+  EXPECT_NE(f.err.find("bad.toml:2"), std::string::npos) << f.err;
+  EXPECT_NE(f.err.find("fail_slow.rate"), std::string::npos) << f.err;
   std::filesystem::remove_all(dir);
 }
 

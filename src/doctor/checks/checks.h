@@ -20,6 +20,9 @@ void check_kernel_log(const DoctorInput& in, std::vector<Finding>& out);
 void check_kernel_log_read(const DoctorInput& in, std::vector<Finding>& out);
 // GPU hardware: ECC, thermal, power, PCIe, missing GPUs, NVLink.
 void check_gpu_hardware(const DoctorInput& in, std::vector<Finding>& out);
+// GPU peers: a GPU whose SM clock lags the other busy GPUs of its model on this node for most
+// of the window while they are not throttled (gpu.fail_slow).
+void check_gpu_peers(const DoctorInput& in, std::vector<Finding>& out);
 // Driver and software: NVML missing, driver not loaded, version mismatch, persistence mode,
 // slow or hung NVML, D-state processes, GPU memory held by processes that are gone.
 void check_driver(const DoctorInput& in, std::vector<Finding>& out);

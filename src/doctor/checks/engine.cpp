@@ -16,6 +16,7 @@ Report diagnose(const DoctorInput& in) {
   check_kernel_log_read(in, r.findings);
   check_kernel_log(in, r.findings);
   check_gpu_hardware(in, r.findings);
+  check_gpu_peers(in, r.findings);
   check_driver(in, r.findings);
   check_resources(in, r.findings);
   check_serving(in, r.findings);

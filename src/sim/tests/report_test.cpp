@@ -47,5 +47,35 @@ TEST(SimReport, HtmlPinnedBytes) {
   EXPECT_EQ(out, golden) << "golden: " << path;
 }
 
+// The straggler rows and JSON appear only when a run has stragglers: runs without them print
+// as before.
+TEST(SimReport, FailSlowRowsOnlyWithStragglers) {
+  std::vector<NamedResult> runs = {run("fcfs", 1)};
+  EXPECT_EQ(render_table(runs).find("slow GPUs"), std::string::npos);
+  EXPECT_FALSE(to_json(runs[0].result.summary).contains("fail_slow"));
+
+  NamedResult slow = run("fcfs | detect 30m", 1);
+  Summary& s = slow.result.summary;
+  s.fail_slow = true;
+  s.stragglers = 7;
+  s.stragglers_detected = 6;
+  s.slow_gpu_h = 42;
+  s.slow_pace_gpu_h = 30;
+  s.failure_lost_gpu_h = 123;
+  runs.push_back(slow);
+  const std::string table = render_table(runs);
+  EXPECT_NE(table.find("stragglers (detected)"), std::string::npos) << table;
+  EXPECT_NE(table.find("7 (6)"), std::string::npos) << table;
+  EXPECT_NE(table.find("lost GPU-h: slow GPUs"), std::string::npos) << table;
+  EXPECT_NE(table.find("123"), std::string::npos) << table;
+  // After the total it splits.
+  EXPECT_LT(table.find("lost GPU-hours"), table.find("lost GPU-h: slow GPUs"));
+  const nlohmann::json j = to_json(s);
+  EXPECT_EQ(j["fail_slow"]["stragglers"], 7);
+  EXPECT_EQ(j["fail_slow"]["lost_gpu_h"]["total"], 42.0);
+  EXPECT_EQ(j["fail_slow"]["lost_gpu_h"]["pace"], 30.0);
+  EXPECT_EQ(j["fail_slow"]["failures_lost_gpu_h"], 123.0);
+}
+
 }  // namespace
 }  // namespace cardiac::sim
