@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -35,6 +36,11 @@ std::string runbook_base(const std::string& flag) {
   }
   std::string installed(doctor::kInstalledRunbooks);
   if (::access(installed.c_str(), F_OK) == 0) return installed;
+  // From a source checkout: the folder's absolute path, so the HTML report's links open from
+  // wherever the report is saved.
+  std::error_code ec;
+  auto source = std::filesystem::absolute(std::string(doctor::kSourceRunbooks), ec);
+  if (!ec && std::filesystem::is_directory(source, ec)) return source.string();
   return std::string(doctor::kSourceRunbooks);
 }
 
