@@ -28,6 +28,7 @@
 #include "rules/parse.h"
 #include "server/params.h"
 #include "store/access.h"
+#include "store/lock.h"
 #include "store/schema.h"
 
 namespace cardiac::agent {
@@ -148,6 +149,8 @@ struct Agent::Parts {
   Latest<Snapshot> snapshot;
   Latest<EngineReads> engines;  // [serving] engines, read on their own thread
   std::shared_ptr<const FileSystem> fs;
+  // Held while the agent runs: `cardiac restore` refuses to swap the store under it.
+  std::optional<store::StoreLock> store_lock;
   std::unique_ptr<AgentStore> store;
   std::optional<Guarded<store::Db>> reader;
   std::unique_ptr<Sampler> sampler;
@@ -237,6 +240,13 @@ Status Agent::start() {
 
   CARDIAC_TRY(secure_state(c));
   std::string db_path = c.agent.state_dir + "/cardiac.db";
+  auto lock = store::try_lock_store(db_path, false);
+  if (!lock) return fail(lock.error());
+  if (!*lock) {
+    return fail(Error::unavailable(
+        "`cardiac restore` is replacing this store: start the agent when it is done", db_path));
+  }
+  p.store_lock = std::move(*lock);
   auto writer_db = store::open_store(db_path);
   if (!writer_db) return fail(store::explain_store_error(writer_db.error(), db_path));
   p.store = std::make_unique<AgentStore>(std::move(*writer_db), p.clock);

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -17,17 +19,37 @@
 #include "core/format.h"
 #include "core/strings.h"
 #include "doctor/checks/checks.h"
+#include "doctor/finding_ids.h"
 #include "doctor/live/gather.h"
 #include "doctor/render/render.h"
 
 namespace cardiac::cli {
 namespace {
 
+// Where the findings' runbook links point: --runbook-base, else CARDIAC_RUNBOOK_BASE (a site's
+// wiki, set once for every user), else the runbooks the package installed, else the source
+// tree's folder (a build run from a checkout).
+std::string runbook_base(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("CARDIAC_RUNBOOK_BASE"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  std::string installed(doctor::kInstalledRunbooks);
+  if (::access(installed.c_str(), F_OK) == 0) return installed;
+  // From a source checkout: the folder's absolute path, so the HTML report's links open from
+  // wherever the report is saved.
+  std::error_code ec;
+  auto source = std::filesystem::absolute(std::string(doctor::kSourceRunbooks), ec);
+  if (!ec && std::filesystem::is_directory(source, ec)) return source.string();
+  return std::string(doctor::kSourceRunbooks);
+}
+
 struct DoctorOptions {
   bool json = false;
   bool markdown = false;
   bool html = false;
   std::string output;
+  std::string runbook_base;
   std::string root;
   std::string kmsg;
   std::string db;
@@ -136,6 +158,7 @@ int run_doctor(DoctorOptions o, Context& ctx) {
   g.config.expected_gpus = o.expected_gpus > 0 ? o.expected_gpus : cfg->agent.expected_gpus;
   if (g.config.expected_gpus == 0U) g.config.expected_gpus.reset();
   g.config.probe_targets = g.probe_targets;
+  g.config.runbook_base = runbook_base(o.runbook_base);
   g.engines = cfg->serving.engines;
   g.engine_timeout = cfg->serving.scrape_timeout;
 
@@ -223,6 +246,10 @@ Runner register_doctor(CLI::App& sub) {
   sub.add_option("--since", o->since, "With --db: how much history to read")->capture_default_str();
   sub.add_option("--probe", o->probes,
                  "Network target to probe (repeatable): HOST, tcp://HOST:PORT or udp://HOST:PORT");
+  sub.add_option("--runbook-base", o->runbook_base,
+                 "Where findings link their runbooks: a folder or a URL (default: "
+                 "CARDIAC_RUNBOOK_BASE, else /usr/share/doc/cardiac/runbooks when installed, else "
+                 "docs/runbooks)");
   sub.add_option("--gateway", o->gateway,
                  "Near target to compare with (default: the default gateway; \"none\" to skip)");
   sub.add_flag("--no-probe", o->no_probe, "Send no network probes");

@@ -24,6 +24,7 @@ struct CommandSpec {
 
 Runner register_agent(CLI::App& sub);
 Runner register_alerts(CLI::App& sub);
+Runner register_backup(CLI::App& sub);
 Runner register_cancel(CLI::App& sub);
 Runner register_check(CLI::App& sub);
 Runner register_doctor(CLI::App& sub);
@@ -41,6 +42,7 @@ Runner register_npd(CLI::App& sub);
 Runner register_plan(CLI::App& sub);
 Runner register_queue(CLI::App& sub);
 Runner register_release(CLI::App& sub);
+Runner register_restore(CLI::App& sub);
 Runner register_scenario(CLI::App& sub);
 Runner register_share(CLI::App& sub);
 Runner register_sim(CLI::App& sub);

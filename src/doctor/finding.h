@@ -90,6 +90,9 @@ struct Finding {
   std::vector<std::string> actions{};  // next steps, in order
   std::optional<CrossCheckPlan> cross_check{};
   std::vector<JobOnGpu> jobs{};  // the jobs on `gpu` in the latest sample (add_gpu_jobs)
+  // The runbook for `id` (finding_ids.h: "/usr/share/doc/cardiac/runbooks/xid.79.md"); set by
+  // diagnose(), "" for an id the registry does not know.
+  std::string runbook{};
 };
 
 // What the run looked at, so the reader knows what the absence of a finding means.

@@ -108,6 +108,9 @@ struct EngineRead {
 struct DoctorConfig {
   std::optional<unsigned> expected_gpus{};
   std::vector<std::string> probe_targets{};  // far targets; the gateway is added when known
+  // Where the findings' runbook links point (finding_ids.h): a folder or a URL; empty: the
+  // source tree's docs/runbooks.
+  std::string runbook_base{};
 };
 
 struct DoctorInput {

@@ -186,6 +186,15 @@ int run_case(const Case& c) {
   }
 
   std::vector<std::string> problems;
+  // Every finding links its runbook: an id the registry does not know has none.
+  for (const auto& f : report["findings"]) {
+    if (!f.contains("runbook") || !f["runbook"].is_string()) {
+      problems.push_back(c.path + ":" + std::to_string(c.run_line) + ": finding " +
+                         f.value("id", "") +
+                         " has no runbook: register its id in src/doctor/finding_ids.cpp and "
+                         "write docs/runbooks/<id>.md");
+    }
+  }
   for (const auto& e : c.findings) {
     bool hit = false;
     for (auto& f : found) {

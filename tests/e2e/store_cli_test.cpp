@@ -3,9 +3,11 @@
 // `events` and `incidents` refuse what can only be a mistake and print what they have honestly;
 // `export` says why it cannot write.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/clock.h"
@@ -152,6 +154,35 @@ TEST(ExportCli, CannotWriteSaysWhy) {
   r = run_cardiac({"export", "prometheus-rules", "--rules", "/nonexistent-dir/extra.toml"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("No such file or directory"), std::string::npos) << r.err;
+}
+
+// `cardiac backup` and `cardiac restore` as a user runs them: the backup is 0600 and says what it
+// holds, a text file is refused by name with the store untouched, and the restored store answers
+// `history` as the original did.
+TEST_F(StoreCli, BackupAndRestoreThroughTheCommands) {
+  const std::string backup = dir_ + "/b.db";
+  auto r = cardiac({"backup", "-o", backup, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["backup"], backup);
+  EXPECT_EQ(j["schema_version"], store::latest_schema_version());
+  struct stat st {};
+  ASSERT_EQ(::stat(backup.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600U);
+
+  std::ofstream(dir_ + "/notes.txt") << "not a store\n";
+  r = cardiac({"restore", dir_ + "/notes.txt"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(dir_ + "/notes.txt: not a SQLite database"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/cardiac.db.before-restore"));
+
+  r = cardiac({"restore", backup});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("kept as " + dir_ + "/cardiac.db.before-restore"), std::string::npos)
+      << r.out;
+  r = cardiac({"history", "--metric", "gpu_temperature", "--gpu", "0", "--since", "5m", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(nlohmann::json::parse(r.out)["points"].empty());
 }
 
 }  // namespace

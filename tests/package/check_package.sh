@@ -41,7 +41,9 @@ for f in /usr/bin/cardiac /usr/libexec/cardiac/cardiac-nvml-worker \
   /lib/systemd/system/cardiac.service /etc/cardiac/cardiac.toml \
   /usr/share/man/man1/cardiac.1.gz /usr/share/man/man1/cardiac-agent.1.gz \
   /usr/share/doc/cardiac/copyright /usr/share/doc/cardiac/README.md \
-  /usr/share/doc/cardiac/install.md /usr/share/doc/cardiac/examples/cardiac-strict.conf; do
+  /usr/share/doc/cardiac/install.md /usr/share/doc/cardiac/examples/cardiac-strict.conf \
+  /usr/share/doc/cardiac/runbooks/README.md /usr/share/doc/cardiac/runbooks/xid.79.md \
+  /usr/share/doc/cardiac/emergency-plan.md; do
   grep -qx -- "$f" "$work/files" || fail "the package has no $f"
 done
 # Nothing from the test or benchmark trees, and nothing under /usr/local.

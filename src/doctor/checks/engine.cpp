@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "doctor/checks/checks.h"
+#include "doctor/finding_ids.h"
 #include "doctor/gpu_map.h"
 
 namespace cardiac::doctor {
@@ -24,6 +25,7 @@ Report diagnose(const DoctorInput& in) {
   check_traffic(in, r.findings);
   add_cross_check_plans(r.findings);
   add_gpu_jobs(in, r.findings);
+  attach_runbooks(r.findings, in.config.runbook_base);
   sort_findings(r.findings);
   return r;
 }

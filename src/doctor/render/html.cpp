@@ -7,6 +7,7 @@
 #include "core/format.h"
 #include "core/strings.h"
 #include "core/time.h"
+#include "doctor/finding_ids.h"
 #include "doctor/render/charts.h"
 #include "doctor/render/render.h"
 
@@ -183,6 +184,10 @@ void render_finding(const Finding& f, const CrossCheckPlan*& first_plan, std::st
     out += "</ol>\n";
   }
   if (f.cross_check) render_cross_check(*f.cross_check, first_plan, out);
+  if (!f.runbook.empty()) {
+    out += fmt::format("<p class=\"runbook\">Runbook: <a href=\"{}\">{}</a></p>\n",
+                       esc(runbook_href(f.runbook)), esc(f.runbook));
+  }
   if (f.confidence == Confidence::kLow) {
     out +=
         "<p class=\"low\">Confidence is low: the evidence fits this cause but is thin. "

@@ -131,7 +131,8 @@ nlohmann::json finding_to_json(const Finding& f) {
          {"explanation", str(f.explanation)},
          {"evidence", std::move(evidence)},
          {"actions", str_array(f.actions)},
-         {"cross_check", cross_check_json(f.cross_check)}};
+         {"cross_check", cross_check_json(f.cross_check)},
+         {"runbook", f.runbook.empty() ? json(nullptr) : json(str(f.runbook))}};
   // Only where a job runs on the GPU, so that reports of machines without jobs keep their form.
   if (!f.jobs.empty()) {
     json jobs = json::array();

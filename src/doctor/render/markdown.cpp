@@ -6,6 +6,7 @@
 #include "core/format.h"
 #include "core/strings.h"
 #include "core/time.h"
+#include "doctor/finding_ids.h"
 #include "doctor/render/render.h"
 
 namespace cardiac::doctor {
@@ -157,6 +158,9 @@ void render_finding(const Finding& f, const CrossCheckPlan*& first_plan, std::st
     out += "\n";
   }
   if (f.cross_check) render_cross_check(*f.cross_check, first_plan, out);
+  if (!f.runbook.empty()) {
+    out += fmt::format("**Runbook:** [{}]({})\n\n", md(f.id), runbook_href(f.runbook));
+  }
   if (f.confidence == Confidence::kLow) {
     out +=
         "> Confidence is low: the evidence fits this cause but is thin. Confirm it before "

@@ -325,6 +325,7 @@ void render_finding(const Finding& f, const Painter& p, const CrossCheckPlan*& f
     }
   }
   if (f.cross_check) render_cross_check(*f.cross_check, first_plan, out);
+  if (!f.runbook.empty()) out += "  Runbook: " + detail::printable(f.runbook) + "\n";
   if (f.confidence == Confidence::kLow) {
     out += wrap(
         "Confidence: low. The evidence fits this cause but is thin; confirm it before acting.", 2);

@@ -70,7 +70,7 @@ inline nvml::GpuSnapshot snapshot_at(const nlohmann::json& sc, double t_s) {
   return snap;
 }
 
-inline DoctorInput scenario_input(const std::string& name, std::vector<double> times) {
+inline DoctorInput scenario_input(const std::string& name, const std::vector<double>& times) {
   auto sc = load_scenario(name);
   DoctorInput in;
   for (double t : times) in.gpu_samples.push_back(snapshot_at(sc, t));
