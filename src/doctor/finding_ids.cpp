@@ -36,6 +36,7 @@ constexpr std::string_view kFixedIds[] = {
     "gpu.ecc.dbe",
     "gpu.ecc.dbe_past",
     "gpu.ecc.sbe_rate",
+    "gpu.fail_slow",
     "gpu.fan.max",
     "gpu.hw_slowdown",
     "gpu.lost",
@@ -98,6 +99,8 @@ constexpr std::string_view kFixedIds[] = {
     "network.none",
     "network.port_closed",
     "network.probe_failed",
+    // security (checks/traffic.cpp, checks/security.cpp)
+    "security.uplink_flood",
 };
 
 // Whether `id` is "xid.<N>" for a decimal N.
