@@ -136,6 +136,10 @@ int run_doctor(DoctorOptions o, Context& ctx) {
   g.config.expected_gpus = o.expected_gpus > 0 ? o.expected_gpus : cfg->agent.expected_gpus;
   if (g.config.expected_gpus == 0U) g.config.expected_gpus.reset();
   g.config.probe_targets = g.probe_targets;
+  g.config.allowed_gpu_commands = cfg->security.allowed_gpu_commands;
+  for (const auto& p : cfg->security.allowed_listen_ports) {
+    g.config.allowed_listen_ports.push_back({p.proto, p.low, p.high});
+  }
   g.engines = cfg->serving.engines;
   g.engine_timeout = cfg->serving.scrape_timeout;
 

@@ -203,10 +203,8 @@ SecurityFacts read_security_facts(const FileSystem& fs,
       if (p.exe->ends_with(kDeleted)) {
         p.exe_replaced = fs.exists(p.exe->substr(0, p.exe->size() - kDeleted.size()));
       }
-    } else if (fs.exists(dir + "/cmdline") && !p.cmdline.empty()) {
-      // Kernel threads have no exe and an empty command line; a user process whose link
-      // cannot be read means this run cannot see it (not root).
-      ++facts.exe_unreadable;
+    } else if (exe.error().code == ErrorCode::kPermission) {
+      ++facts.exe_unreadable;  // another user's process, and this run is not root
     }
     if (auto status = fs.read_file(dir + "/status")) p.uid = real_uid(*status);
     if (p.uid) {

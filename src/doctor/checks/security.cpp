@@ -101,8 +101,9 @@ void add_scan_and_reinstall(Finding& f) {
 void add_isolate(Finding& f, std::string_view reason) {
   f.actions.push_back(fmt::format(
       "Isolate the host: keep new work off it (`scontrol update nodename=$(hostname -s) "
-      "state=drain reason=\"{0}\"` on Slurm, `cardiac fence add all --reason \"{0}\"` for "
-      "cardiac's queue) and cut it from the network but for your own SSH session",
+      "state=drain reason=\"{0}\"` on Slurm; `for g in $(nvidia-smi --query-gpu=index "
+      "--format=csv,noheader); do cardiac fence add $g --reason \"{0}\"; done` for cardiac's "
+      "queue) and cut it from the network but for your own SSH session",
       reason));
 }
 
@@ -146,8 +147,8 @@ void check_deleted_executables(const SecurityFacts& s, std::vector<Finding>& out
     f.actions.emplace_back(
         "Find out whose it is: `ps -o pid,user,lstart,cmd -p <pid>`; a program you know that "
         "was upgraded under it is harmless (restart it), anything else treat as an intrusion");
-    add_process_actions(f, pids);
     add_isolate(f, "security: deleted executable");
+    add_process_actions(f, pids);
     add_scan_and_reinstall(f);
   } else {
     f.actions.emplace_back(
@@ -182,8 +183,8 @@ void check_temp_executables(const SecurityFacts& s, std::vector<Finding>& out) {
   f.actions.emplace_back(
       "Find out whose it is: `ps -o pid,user,lstart,cmd -p <pid>`, `ls -la $(dirname "
       "$(readlink /proc/<pid>/exe))`; a test build you ran yourself is harmless");
-  add_process_actions(f, pids);
   add_isolate(f, "security: executable in a temporary directory");
+  add_process_actions(f, pids);
   add_scan_and_reinstall(f);
   out.push_back(std::move(f));
 }
@@ -492,8 +493,8 @@ void check_listening_ports(const DoctorInput& in, std::vector<Finding>& out) {
       fresh.begin()->first.first, fresh.begin()->first.second));
   std::sort(pids.begin(), pids.end());
   pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
-  add_process_actions(f, pids);
   add_isolate(f, "security: new listening port");
+  add_process_actions(f, pids);
   add_scan_and_reinstall(f);
   out.push_back(std::move(f));
 }
