@@ -58,7 +58,9 @@ Status read_security(const toml::table& t, std::string_view origin, SecuritySett
       }
       if (!pattern.starts_with("re:")) continue;
       try {
-        std::regex compiled(pattern.substr(3), std::regex::extended);
+        std::regex compiled;
+        compiled.assign(pattern.substr(3),
+                        std::regex::extended);  // throws when it does not compile
       } catch (const std::regex_error& e) {
         return fail(
             r.invalid_at("allowed_gpu_commands", at,

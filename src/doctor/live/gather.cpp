@@ -446,9 +446,11 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
   // Signs of compromise: every process's executable, user and sockets, /etc/passwd.
   in.security = read_security_facts(*fs, pids);
   if (in.security->exe_unreadable > 0) {
-    skipped.push_back(fmt::format(
-        "security: the executables of {} processes could not be read (run as root to see them)",
-        in.security->exe_unreadable));
+    const std::size_t n = in.security->exe_unreadable;
+    skipped.push_back(
+        fmt::format("security: the executable{} of {} process{} could not be read "
+                    "(run as root to see {})",
+                    n == 1 ? "" : "s", n, n == 1 ? "" : "es", n == 1 ? "it" : "them"));
   }
 
   // The kernel log.
