@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -17,8 +18,11 @@
 namespace cardiac::e2e {
 namespace {
 
-const std::string kFixtures = CARDIAC_FIXTURES_DIR;
-const std::string kCapture = kFixtures + "/../../scripts/capture-host.sh";
+constexpr std::string_view kFixtures = CARDIAC_FIXTURES_DIR;
+
+std::string fixture(std::string_view path) {
+  return std::string(kFixtures) + "/" + std::string(path);
+}
 
 nlohmann::json doctor_offline(const std::string& root, std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {"doctor",    "--offline", "--json", "--quiet",
@@ -43,7 +47,7 @@ std::optional<std::string> evidence_of(const nlohmann::json& j, const std::strin
 
 std::string capture(const testing::TempDir& dir, const std::string& name) {
   const std::string out = dir.file(name);
-  auto r = run_program({"/bin/bash", kCapture, out});
+  auto r = run_program({"/bin/bash", fixture("../../scripts/capture-host.sh"), out});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return out;
 }
@@ -104,13 +108,13 @@ TEST(DoctorSecurity, ACapturedProcessRunFromDevShmAndThenDeleted) {
 }
 
 TEST(DoctorSecurity, TheCapturedHgxTreeIsClean) {
-  auto j = doctor_offline(kFixtures + "/hosts/debian-gpu-8x");
+  auto j = doctor_offline(fixture("hosts/debian-gpu-8x"));
   ASSERT_TRUE(j.contains("findings")) << j.dump();
   for (const auto& f : j["findings"]) EXPECT_NE(f["category"], "security") << f.dump();
 }
 
 TEST(DoctorSecurity, TheAllowListComesFromTheConfiguration) {
-  const std::string root = kFixtures + "/hosts/sec-listen";
+  const std::string root = fixture("hosts/sec-listen");
   auto j = doctor_offline(root, {"--config", root + "/etc/cardiac/cardiac.toml"});
   auto e = evidence_of(j, "security.new_listening_port");
   ASSERT_TRUE(e) << j.dump();

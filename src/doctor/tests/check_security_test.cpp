@@ -17,7 +17,7 @@ std::string fixture(std::string_view name) {
   return std::string(CARDIAC_FIXTURES_DIR) + "/hosts/" + std::string(name);
 }
 
-DoctorInput host_input(const std::string& root, std::vector<std::uint32_t> gpu_pids = {}) {
+DoctorInput host_input(const std::string& root, const std::vector<std::uint32_t>& gpu_pids = {}) {
   DoctorInput in;
   in.now = kT0;
   auto fs = std::make_shared<RootFs>(root);
@@ -213,7 +213,8 @@ TEST(CheckSecurity, NewListeningPortAgainstTheStore) {
 
 // GPU samples over the window: every GPU at `util` %, GPU i held by pids[i].
 std::vector<nvml::GpuSnapshot> gpu_window(const std::vector<std::uint32_t>& pids, unsigned util,
-                                          std::size_t samples = 10, std::string job_of_2 = "123") {
+                                          std::size_t samples = 10,
+                                          const std::string& job_of_2 = "123") {
   std::vector<nvml::GpuSnapshot> out;
   for (std::size_t s = 0; s < samples; ++s) {
     nvml::GpuSnapshot snap;
