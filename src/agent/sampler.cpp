@@ -123,6 +123,10 @@ Collected CollectStage::run() {
   // After the GPU read: events logged while it ran belong to this sample.
   c.inbox = inbox_.take();
   c.kmsg_up = kmsg_.up();
+  if (!listen_ports_read_ || c.started - *listen_ports_read_ >= kListenPortsEvery) {
+    listen_ports_read_ = c.started;
+    c.listen_ports = store::scan_listen_ports(*fs_);
+  }
   return c;
 }
 
@@ -155,6 +159,11 @@ const FaultTally& PersistStage::run(AgentStore::Access& store, const Collected& 
   }
   take_events(store, in);
   track_incidents(store, in);
+  if (in.listen_ports) {
+    if (auto st = store::record_listen_ports(store.db, *in.listen_ports, in.now); !st) {
+      log::warn("store: listening ports: {}", st.error().what());
+    }
+  }
   if (clock_.monotonic() - last_flush_ >= flush_interval_) {
     last_flush_ = clock_.monotonic();
     if (auto st = store.writer.flush(); !st) log::warn("store flush: {}", st.error().what());

@@ -30,6 +30,7 @@
 #include "nvml/gpu.h"
 #include "platform/fs.h"
 #include "rules/engine.h"
+#include "store/listen_ports.h"
 #include "telemetry/gpu_collector.h"
 
 namespace cardiac::agent {
@@ -47,6 +48,10 @@ class GpuSource {
 std::unique_ptr<GpuSource> worker_gpu_source(telemetry::GpuCollectorOptions options,
                                              const Clock& clock);
 
+// How often the sampler records the listening ports (store/listen_ports.h): the doctor's
+// baseline for "a port that began to listen" needs minutes, not seconds.
+constexpr DurationNs kListenPortsEvery = 60 * kNsPerSec;
+
 struct Collected {
   nvml::GpuSnapshot gpus;
   HostView host;
@@ -56,6 +61,8 @@ struct Collected {
   TimeNs started = 0;  // monotonic
   // The serving view's rule points (ServingWatch): processes' time to OOM, engines.
   std::vector<rules::Point> serving_points;
+  // The ports listening now, read about once a minute (kListenPortsEvery); unset otherwise.
+  std::optional<std::vector<store::ListenPort>> listen_ports;
 };
 
 class CollectStage {
@@ -81,6 +88,7 @@ class CollectStage {
   const Clock& clock_;
   std::optional<bool> nvml_was_available_;
   std::unique_ptr<ServingWatch> serving_;
+  std::optional<TimeNs> listen_ports_read_;  // monotonic
 };
 
 class PersistStage {

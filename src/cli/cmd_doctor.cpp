@@ -159,6 +159,10 @@ int run_doctor(DoctorOptions o, Context& ctx) {
   if (g.config.expected_gpus == 0U) g.config.expected_gpus.reset();
   g.config.probe_targets = g.probe_targets;
   g.config.runbook_base = runbook_base(o.runbook_base);
+  g.config.allowed_gpu_commands = cfg->security.allowed_gpu_commands;
+  for (const auto& p : cfg->security.allowed_listen_ports) {
+    g.config.allowed_listen_ports.push_back({p.proto, p.low, p.high});
+  }
   g.engines = cfg->serving.engines;
   g.engine_timeout = cfg->serving.scrape_timeout;
 

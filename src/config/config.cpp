@@ -11,6 +11,7 @@
 
 #include "config/agent_config.h"
 #include "config/queue_config.h"
+#include "config/security_config.h"
 #include "config/slurm_config.h"
 #include "config/toml_reader.h"
 
@@ -117,8 +118,8 @@ Result<Config> parse_config(std::string_view text, std::string_view origin) {
   Config c;
   c.source = std::string(origin);
   CARDIAC_TRY(TableReader(root, "", origin)
-                  .only({"nvml", "host", "agent", "kmsg", "store", "doctor", "serving", "queue",
-                         "slurm", "fleet", "notifier"}));
+                  .only({"nvml", "host", "agent", "kmsg", "store", "doctor", "serving", "security",
+                         "queue", "slurm", "fleet", "notifier"}));
   auto section = [&](std::string_view name, auto&& read) -> Status {
     auto t = sub_table(root, name, origin);
     if (!t) return fail(t.error());
@@ -136,6 +137,8 @@ Result<Config> parse_config(std::string_view text, std::string_view origin) {
       section("doctor", [&](const toml::table& t) { return read_doctor(t, origin, c.doctor); }));
   CARDIAC_TRY(
       section("serving", [&](const toml::table& t) { return read_serving(t, origin, c.serving); }));
+  CARDIAC_TRY(section("security",
+                      [&](const toml::table& t) { return read_security(t, origin, c.security); }));
   CARDIAC_TRY(
       section("queue", [&](const toml::table& t) { return read_queue(t, origin, c.queue); }));
   CARDIAC_TRY(
@@ -236,6 +239,15 @@ vram_window = "30m"
 vram_step = "15s"
 vram_min_span = "10m"
 vram_min_growth_mib = 256
+
+[security]
+# `cardiac doctor`'s signs of compromise (docs/security.md). Commands that may keep a GPU busy
+# outside a Slurm or cardiac queue job: a glob ("/opt/render/bin/*", "*jupyter*") or "re:" and
+# an extended regular expression, matched against the command line, the executable and the name.
+allowed_gpu_commands = []
+# Ports that may listen (22, "udp/53", "tcp/8000-8100"): others are reported as new, unless the
+# agent's store saw them listening before. Empty and no store: listening ports are not judged.
+allowed_listen_ports = []
 
 [queue]
 # The GPU job queue (`cardiac submit`, `cardiac queue`; docs/queue.md). Clients reach it over

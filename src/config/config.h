@@ -92,6 +92,24 @@ struct ServingSettings {
   bool operator==(const ServingSettings&) const = default;
 };
 
+// [security] (docs/security.md): the doctor's allow lists for its signs of compromise.
+// A port or a range that may listen: "tcp/22", "udp/53", 9847 (both), "8000-8100".
+struct ListenPortRange {
+  std::string proto;  // "tcp", "udp", or "" for both
+  unsigned low = 0;
+  unsigned high = 0;
+  bool operator==(const ListenPortRange&) const = default;
+};
+
+struct SecuritySettings {
+  // Commands that may use a GPU outside a Slurm or cardiac job: a glob ("/opt/render/*",
+  // "*jupyter*") or "re:" and an extended regular expression, matched against the process's
+  // command line, executable path and name.
+  std::vector<std::string> allowed_gpu_commands;
+  std::vector<ListenPortRange> allowed_listen_ports;
+  bool operator==(const SecuritySettings&) const = default;
+};
+
 // A fair-share account ([[queue.account]]): Slurm's account association.
 struct QueueAccount {
   std::string name;
@@ -198,6 +216,7 @@ struct Config {
   StoreSettings store;
   DoctorSettings doctor;
   ServingSettings serving;
+  SecuritySettings security;
   QueueSettings queue;
   SlurmSettings slurm;
   FleetSettings fleet;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "doctor/security_facts.h"
 #include "host/host.h"
 #include "kmsg/event.h"
 #include "netproc/traffic.h"
@@ -105,12 +106,32 @@ struct EngineRead {
   [[nodiscard]] const serving::EngineStats& latest() const { return last ? *last : first; }
 };
 
+// A port or a range of ports that may listen ([security] allowed_listen_ports).
+struct ListenPortRule {
+  std::string proto{};  // "tcp", "udp", or "" for both
+  unsigned low = 0;
+  unsigned high = 0;  // equal to low for one port
+  bool operator==(const ListenPortRule&) const = default;
+};
+
 struct DoctorConfig {
   std::optional<unsigned> expected_gpus{};
   std::vector<std::string> probe_targets{};  // far targets; the gateway is added when known
   // Where the findings' runbook links point (finding_ids.h): a folder or a URL; empty: the
   // source tree's docs/runbooks.
   std::string runbook_base{};
+  // [security]: commands that may use a GPU outside a job (a glob, or "re:" and a regular
+  // expression, on the command line, the executable or the name), and ports that may listen.
+  std::vector<std::string> allowed_gpu_commands{};
+  std::vector<ListenPortRule> allowed_listen_ports{};
+};
+
+// A port the agent has seen listening on this host (the store's listen_ports table).
+struct SeenListenPort {
+  std::string proto{};  // "tcp" or "udp"
+  unsigned port = 0;
+  TimeNs first_seen = 0;
+  TimeNs last_seen = 0;
 };
 
 struct DoctorInput {
@@ -146,6 +167,13 @@ struct DoctorInput {
   std::vector<ProcessVram> process_vram{};
   std::vector<std::pair<std::uint32_t, std::string>> process_cmdlines{};
   std::vector<EngineRead> engines{};
+
+  // Signs of compromise: every process's executable, command line, user and sockets, the
+  // sockets of /proc/net, the UID 0 accounts (security_facts.h); unset when not read.
+  std::optional<SecurityFacts> security{};
+  // Ports the agent's store has seen listening (--db), oldest first; unset without a store or
+  // when the store keeps no such table.
+  std::optional<std::vector<SeenListenPort>> seen_listen_ports{};
 
   // Convenience: the last GPU snapshot, or nullptr when none was taken.
   [[nodiscard]] const nvml::GpuSnapshot* last_gpus() const {

@@ -9,6 +9,7 @@
 #include "agent/tests/support.h"
 
 #include "store/events.h"
+#include "store/listen_ports.h"
 #include "store/schema.h"
 
 namespace cardiac::agent {
@@ -109,6 +110,49 @@ TEST(EvaluateStage, FenceNoticesAreAlertsWithTheirReason) {
   ev = f.store->with([&](AgentStore::Access& a) { return evaluate.run(a, quiet, tally); });
   EXPECT_TRUE(ev.changes.empty());
   EXPECT_FALSE(ev.critical_alerts) << "not re-read without a change";
+}
+
+// The listening ports are read about once a minute, not every sample, and stored with the time
+// they were first seen (the doctor's baseline for a port that began to listen).
+TEST(CollectStage, ListeningPortsAreReadOnceAMinuteAndStored) {
+  StoreFixture f;
+  auto fs = std::make_shared<MemFs>();
+  fs->add_file("/proc/net/tcp",
+               "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   "
+               "uid  timeout inode\n"
+               "   0: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     "
+               "0        0 21001 1 0000000000000000 100 0 0 10 0\n"
+               "   1: 0F02000A:0016 0100000A:D431 01 00000000:00000000 00:00000000 00000000     "
+               "0        0 25006 1 0000000000000000 100 0 0 10 0\n");
+  fs->add_file("/proc/net/udp",
+               "   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   "
+               "uid  timeout inode ref pointer drops\n"
+               "    0: 3500007F:0035 00000000:0000 07 00000000:00000000 00:00000000 00000000   "
+               "101        0 23003 2 0000000000000000 0\n"
+               "    1: 00000000:AFC8 00000000:0000 07 00000000:00000000 00:00000000 00000000   "
+               "101        0 23004 2 0000000000000000 0\n");
+  Latest<HostView> host;
+  Inbox inbox;
+  KmsgStatus kmsg;
+  CollectStage collect(std::make_unique<testing::ScriptedGpus>(std::make_shared<GpuScript>()), fs,
+                       host, inbox, kmsg, f.clock);
+  PersistStage persist("/dev/kmsg", 5 * kNsPerSec, f.clock);
+  Collected first = collect.run();
+  ASSERT_TRUE(first.listen_ports);
+  // ssh on 22; the resolver on udp 53; not the connection, not the client's udp 45000.
+  EXPECT_EQ(*first.listen_ports, (std::vector<store::ListenPort>{{"tcp", 22}, {"udp", 53}}));
+  f.store->with([&](AgentStore::Access& a) { persist.run(a, first); });
+  f.clock.advance(30 * kNsPerSec);
+  EXPECT_FALSE(collect.run().listen_ports);
+  f.clock.advance(30 * kNsPerSec);
+  Collected later = collect.run();
+  ASSERT_TRUE(later.listen_ports);
+  f.store->with([&](AgentStore::Access& a) { persist.run(a, later); });
+  auto stored = f.store->with([](AgentStore::Access& a) { return store::listen_ports(a.db); });
+  ASSERT_TRUE(stored) << stored.error().what();
+  ASSERT_EQ(stored->size(), 2U);
+  EXPECT_EQ((*stored)[0].first_seen, first.now);
+  EXPECT_EQ((*stored)[0].last_seen, later.now);
 }
 
 TEST(Sampler, AnOverrunSkipsAndCountsTheTicksItCovered) {

@@ -41,6 +41,9 @@ struct PreallocatingEngine {
 };
 std::optional<PreallocatingEngine> preallocating_engine(const DoctorInput& in,
                                                         const nvml::GpuReading& g);
+// Signs of compromise (security.cpp): deleted or temporary-directory executables, GPUs kept
+// busy outside any job (cryptojacking), new listening ports, non-root UID 0 accounts.
+void check_security(const DoctorInput& in, std::vector<Finding>& out);
 // Network: probes (near vs far), NIC saturation, errors and drops, DNS time.
 void check_network(const DoctorInput& in, std::vector<Finding>& out);
 // Traffic by process over the window: one process flooding the uplink to many remotes.

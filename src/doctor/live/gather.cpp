@@ -37,6 +37,7 @@
 #include "store/access.h"
 #include "store/db.h"
 #include "store/events.h"
+#include "store/listen_ports.h"
 #include "store/query.h"
 #include "store/schema.h"
 #include "store/sealed.h"
@@ -366,6 +367,13 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
     if (!series) return fail(series.error().with_context("--db " + o.db));
     in.history = std::move(*series);
     read_process_book(o.db, in, skipped);
+    auto ports = store::listen_ports(*db);
+    if (!ports) return fail(ports.error().with_context("--db " + o.db));
+    if (!ports->empty()) {
+      std::vector<SeenListenPort> seen;
+      for (const auto& p : *ports) seen.push_back({p.proto, p.port, p.first_seen, p.last_seen});
+      in.seen_listen_ports = std::move(seen);
+    }
   }
 
   // Inference engines: read once now and once after the sampling window (preemptions rising).
@@ -467,6 +475,16 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
   }
 
   read_cmdlines(*fs, in);
+
+  // Signs of compromise: every process's executable, user and sockets, /etc/passwd.
+  in.security = read_security_facts(*fs, pids);
+  if (in.security->exe_unreadable > 0) {
+    const std::size_t n = in.security->exe_unreadable;
+    skipped.push_back(
+        fmt::format("security: the executable{} of {} process{} could not be read "
+                    "(run as root to see {})",
+                    n == 1 ? "" : "s", n, n == 1 ? "" : "es", n == 1 ? "it" : "them"));
+  }
 
   // The kernel log.
   // A log file may come from any machine: its times come from its own stamps, from the boot
