@@ -100,6 +100,12 @@ constexpr std::string_view kFixedIds[] = {
     "network.port_closed",
     "network.probe_failed",
     // security (checks/traffic.cpp, checks/security.cpp)
+    "security.deleted_executable",
+    "security.gpu_cryptojacking",
+    "security.new_listening_port",
+    "security.tmp_executable",
+    "security.uid0_account",
+    "security.unknown_gpu_process",
     "security.uplink_flood",
 };
 
