@@ -81,7 +81,8 @@ void add_os_release(const FileSystem& fs, std::vector<Fact>& out) {
     if (id.empty()) {
       add(out, "os", std::nullopt, fmt::format("{}: no ID= line", path));
     } else {
-      add(out, "os", version.empty() ? id : id + " " + version, std::string(path));
+      if (!version.empty()) id.append(" ").append(version);
+      add(out, "os", id, std::string(path));
     }
     return;
   }
@@ -143,8 +144,8 @@ void add_libraries(const FileSystem& fs, std::vector<Fact>& out) {
   static constexpr std::array<Lib, 4> kLibs{
       Lib{"library.nccl", "libnccl.so."}, Lib{"library.cudnn", "libcudnn.so."},
       Lib{"library.cublas", "libcublas.so."}, Lib{"library.nvidia-ml", "libnvidia-ml.so."}};
-  std::array<std::set<std::string>, kLibs.size()> full;    // "2.21.5"
-  std::array<std::set<std::string>, kLibs.size()> short_;  // "2" (the soname alone)
+  std::array<std::set<std::string>, kLibs.size()> full;         // "2.21.5"
+  std::array<std::set<std::string>, kLibs.size()> soname_only;  // "2" (the soname alone)
   std::array<std::string, kLibs.size()> where;
   for (const auto& dir : dirs) {
     auto names = fs.list_dir(dir);
@@ -155,19 +156,19 @@ void add_libraries(const FileSystem& fs, std::vector<Fact>& out) {
         if (v.empty()) continue;
         // A soname link ("libnccl.so.2") names the full version in its target.
         if (v.find('.') == std::string::npos) {
-          if (auto target = fs.read_link(dir + "/" + n)) {
+          if (auto target = fs.read_link(fmt::format("{}/{}", dir, n))) {
             auto base = target->substr(target->rfind('/') + 1);
             auto tv = library_version(base, kLibs[i].stem);
             if (tv.find('.') != std::string::npos) v = tv;
           }
         }
-        (v.find('.') != std::string::npos ? full[i] : short_[i]).insert(v);
+        (v.find('.') != std::string::npos ? full[i] : soname_only[i]).insert(v);
         if (where[i].empty()) where[i] = dir;
       }
     }
   }
   for (std::size_t i = 0; i < kLibs.size(); ++i) {
-    const auto& versions = full[i].empty() ? short_[i] : full[i];
+    const auto& versions = full[i].empty() ? soname_only[i] : full[i];
     if (versions.empty()) {
       add(out, std::string(kLibs[i].key), std::string(kAbsent),
           "not in the library directories or /etc/ld.so.cache");

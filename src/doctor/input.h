@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "baseline/baseline.h"
 #include "core/clock.h"
 #include "host/host.h"
 #include "kmsg/event.h"
@@ -140,6 +141,11 @@ struct DoctorInput {
   std::vector<ProcessVram> process_vram{};
   std::vector<std::pair<std::uint32_t, std::string>> process_cmdlines{};
   std::vector<EngineRead> engines{};
+
+  // `--baseline FILE`: the configuration this host should have (src/baseline), compared with
+  // what it has (read through `fs` and the last GPU sample) by the drift check.
+  std::optional<baseline::Baseline> baseline{};
+  std::string baseline_file{};
 
   // Convenience: the last GPU snapshot, or nullptr when none was taken.
   [[nodiscard]] const nvml::GpuSnapshot* last_gpus() const {
