@@ -18,9 +18,9 @@
 namespace cardiac::e2e {
 namespace {
 
-const std::string kFixtures = CARDIAC_FIXTURES_DIR;
-const std::string kNode01 = kFixtures + "/hosts/debian-gpu-8x";
-const std::string kNode02 = kFixtures + "/hosts/gpu-node-02-drift";
+constexpr const char* kFixtures = CARDIAC_FIXTURES_DIR;
+constexpr const char* kNode01 = CARDIAC_FIXTURES_DIR "/hosts/debian-gpu-8x";
+constexpr const char* kNode02 = CARDIAC_FIXTURES_DIR "/hosts/gpu-node-02-drift";
 
 std::string read(const std::string& path) {
   std::ifstream in(path);

@@ -11,8 +11,8 @@
 namespace cardiac::baseline {
 namespace {
 
-const std::string kNode01 = CARDIAC_FIXTURES_DIR "/hosts/debian-gpu-8x";
-const std::string kNode02 = CARDIAC_FIXTURES_DIR "/hosts/gpu-node-02-drift";
+constexpr const char* kNode01 = CARDIAC_FIXTURES_DIR "/hosts/debian-gpu-8x";
+constexpr const char* kNode02 = CARDIAC_FIXTURES_DIR "/hosts/gpu-node-02-drift";
 
 std::optional<std::string> value(const Baseline& b, std::string_view key) {
   const Fact* f = b.find(key);

@@ -12,8 +12,8 @@
 namespace cardiac::doctor::hw_test {
 namespace {
 
-const std::string kNode01 = CARDIAC_FIXTURES_DIR "/hosts/debian-gpu-8x";
-const std::string kNode02 = CARDIAC_FIXTURES_DIR "/hosts/gpu-node-02-drift";
+constexpr const char* kNode01 = CARDIAC_FIXTURES_DIR "/hosts/debian-gpu-8x";
+constexpr const char* kNode02 = CARDIAC_FIXTURES_DIR "/hosts/gpu-node-02-drift";
 
 std::vector<Finding> drift(DoctorInput& in, const baseline::Baseline& b) {
   in.baseline = b;
