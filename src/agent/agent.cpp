@@ -160,6 +160,7 @@ struct Agent::Parts {
   // The GPU job queue ([queue] enabled): its own threads, store connection and socket; it
   // reads the snapshot through a view callback.
   std::unique_ptr<queue::Queue> queue;
+  ConfigInfo config_info;  // /metrics' configuration facts; reset on reload
   std::unique_ptr<server::Backend> backend;
   std::unique_ptr<server::HttpServer> http;
   // <state-dir>/agent.sock: alert acks and silences from the CLI, by SO_PEERCRED (control.h).
@@ -298,7 +299,8 @@ Status Agent::start() {
   }
   sopts.tls_cert = c.agent.tls_cert;
   sopts.tls_key = c.agent.tls_key;
-  BackendParts bp{p.options, p.clock, p.snapshot, p.kmsg, *p.store, *p.reader, p.queue};
+  BackendParts bp{p.options, p.clock, p.snapshot, p.kmsg,       *p.store,
+                  *p.reader, p.queue, p.fs,       p.config_info};
   p.backend = make_backend(bp);
   p.http = std::make_unique<server::HttpServer>(*p.backend, sopts, p.clock);
   auto port = p.http->start();
@@ -431,6 +433,9 @@ Status Agent::reload(const config::Config& next) {
     log::warn("reload: {} changed in {}; it takes effect when the agent restarts", key,
               next.source.empty() ? "the configuration" : next.source);
   }
+  // The configuration facts are read again with the next scrape (a driver or kernel upgrade
+  // is often followed by a reload rather than a restart).
+  p.config_info.reset();
   p.live = next;
   p.rules_fingerprint = fingerprint;
   log::info("reload: configuration {} taken over", next.source);

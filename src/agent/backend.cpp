@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "alerts/alert_json.h"
+#include "baseline/baseline.h"
 #include "core/format.h"
 #include "core/time.h"
 #include "dashboard/fleet.h"
@@ -52,6 +53,7 @@ class AgentBackend final : public server::Backend {
       in.agent.last_sample_timestamp_seconds = static_cast<double>(snap.last_sample_at) / 1e9;
     }
     if (p_.queue) in.queue = p_.queue->metrics();
+    if (snap.report && p_.fs) in.config = p_.config_info.get(*p_.fs, *snap.report);
     metrics::ExpositionOptions opt;
     opt.hostname = p_.options.hostname;
     opt.compat_dcgm = p_.options.config.agent.metrics_compat == "dcgm";
@@ -304,6 +306,23 @@ class AgentBackend final : public server::Backend {
 };
 
 }  // namespace
+
+std::shared_ptr<const metrics::ConfigLabels> ConfigInfo::get(const FileSystem& fs,
+                                                             const health::StatusReport& r) {
+  std::lock_guard lock(mu_);
+  if (!labels_) {
+    nvml::GpuSnapshot gpus = r.nvml;
+    for (const auto& g : r.gpus) gpus.gpus.push_back(g.reading);
+    labels_ = std::make_shared<const metrics::ConfigLabels>(
+        metrics::config_labels(baseline::capture(fs, &gpus, r.nvml.taken_at)));
+  }
+  return labels_;
+}
+
+void ConfigInfo::reset() {
+  std::lock_guard lock(mu_);
+  labels_.reset();
+}
 
 std::unique_ptr<server::Backend> make_backend(BackendParts parts) {
   return std::make_unique<AgentBackend>(parts);

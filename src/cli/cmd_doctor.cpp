@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "baseline/json.h"
 #include "cli/commands.h"
 #include "config/config.h"
 #include "core/format.h"
@@ -53,6 +54,7 @@ struct DoctorOptions {
   std::string root;
   std::string kmsg;
   std::string db;
+  std::string baseline;
   bool offline = false;
   std::string window;
   std::string interval = "1s";
@@ -125,6 +127,13 @@ int run_doctor(DoctorOptions o, Context& ctx) {
   }
   auto cfg = config::load_config(o.config, o.config_named);
   if (!cfg) return usage(cfg.error().what());
+  // Read before the sampling window, so that a bad file costs no wait.
+  std::optional<baseline::Baseline> base;
+  if (!o.baseline.empty()) {
+    auto b = baseline::load_baseline(o.baseline);
+    if (!b) return usage("--baseline: " + b.error().what());
+    base = std::move(*b);
+  }
 
   doctor::GatherOptions g;
   g.offline = o.offline;
@@ -187,6 +196,8 @@ int run_doctor(DoctorOptions o, Context& ctx) {
     return kExitCannotRun;
   }
 
+  input->baseline = std::move(base);
+  input->baseline_file = o.baseline;
   doctor::Report report = doctor::diagnose(*input);
   report.sources.live = !o.offline;
   report.sources.root = g.root;
@@ -242,6 +253,9 @@ Runner register_doctor(CLI::App& sub) {
                  "Read this kernel log (dmesg, dmesg -T, syslog, journalctl, /dev/kmsg dump; "
                  "plain or compressed with gzip, xz or zstd) instead of the live one");
   sub.add_option("--db", o->db, "Use an agent store's history and events (cardiac.db)");
+  sub.add_option("--baseline", o->baseline,
+                 "Compare this node's configuration with a baseline file (cardiac baseline "
+                 "capture) and report every difference (drift.* findings)");
   sub.add_flag("--offline", o->offline, "Do not ask NVML, send probes or read the live kernel log");
   sub.add_option("--window", o->window,
                  "Sample this long when there is no history (default 10s; 0 = one sample)");

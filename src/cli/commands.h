@@ -25,6 +25,7 @@ struct CommandSpec {
 Runner register_agent(CLI::App& sub);
 Runner register_alerts(CLI::App& sub);
 Runner register_backup(CLI::App& sub);
+Runner register_baseline(CLI::App& sub);
 Runner register_cancel(CLI::App& sub);
 Runner register_check(CLI::App& sub);
 Runner register_doctor(CLI::App& sub);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "baseline/baseline.h"
 #include "core/clock.h"
 #include "doctor/security_facts.h"
 #include "host/host.h"
@@ -174,6 +175,10 @@ struct DoctorInput {
   // Ports the agent's store has seen listening (--db), oldest first; unset without a store or
   // when the store keeps no such table.
   std::optional<std::vector<SeenListenPort>> seen_listen_ports{};
+  // `--baseline FILE`: the configuration this host should have (src/baseline), compared with
+  // what it has (read through `fs` and the last GPU sample) by the drift check.
+  std::optional<baseline::Baseline> baseline{};
+  std::string baseline_file{};
 
   // Convenience: the last GPU snapshot, or nullptr when none was taken.
   [[nodiscard]] const nvml::GpuSnapshot* last_gpus() const {

@@ -295,6 +295,31 @@ class Renderer {
                            in_.queue->wait_sum_seconds);
         }
         return;
+      case Scope::kNodeConfig:
+        if (in_.config) {
+          Labels l{{"hostname", opt_.hostname}};
+          for (const auto& [k, v] : in_.config->node) l.emplace_back(k, v);
+          w_.add(m.name, m.help, m.type, render_labels(l), 1.0, m.scale);
+        }
+        return;
+      case Scope::kGpuConfig:
+        if (in_.config) gpu_config(m);
+        return;
+    }
+  }
+
+  // Labelled like the GPU's other series when the report has it (by index); before the first
+  // sample, by index and host alone.
+  void gpu_config(const MetricDef& m) {
+    for (const auto& [index, facts] : in_.config->gpus) {
+      std::string l = render_labels({{"gpu", std::to_string(index)}, {"hostname", opt_.hostname}});
+      if (in_.report) {
+        for (std::size_t i = 0; i < in_.report->gpus.size(); ++i) {
+          if (in_.report->gpus[i].reading.index == index) l = labels_[i].native;
+        }
+      }
+      for (const auto& [k, v] : facts) l = with_label(l, k, v);
+      w_.add(m.name, m.help, m.type, l, 1.0, m.scale);
     }
   }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 
 #include "health/faults.h"
 #include "health/report.h"
+#include "metrics/config_info.h"
 #include "metrics/registry.h"
 
 namespace cardiac::metrics {
@@ -33,6 +35,9 @@ struct ExpositionInput {
   AgentMetrics agent;
   // The job queue's numbers; absent when the agent runs no queue (then no queue series).
   std::optional<QueueMetrics> queue;
+  // The node's configuration facts (read at start and on reload, not per scrape); null: no
+  // config info series. Compared by address, like the report.
+  std::shared_ptr<const ConfigLabels> config;
 
   // The report by address, the rest by value (ExpositionCache).
   bool operator==(const ExpositionInput&) const = default;

@@ -2,6 +2,8 @@
 // The metric table itself, and the Markdown reference generated from it.
 #include "metrics/registry.h"
 
+#include "metrics/config_info.h"
+
 #include "core/format.h"
 
 namespace cardiac::metrics {
@@ -10,6 +12,7 @@ namespace cardiac::metrics {
 std::vector<MetricDef> gpu_metric_rows();
 std::vector<MetricDef> host_metric_rows();
 std::vector<MetricDef> queue_metric_rows();
+std::vector<MetricDef> config_metric_rows();  // config_info.cpp
 
 const std::vector<MetricDef>& metric_registry() {
   static const std::vector<MetricDef> kTable = [] {
@@ -18,6 +21,8 @@ const std::vector<MetricDef>& metric_registry() {
     r.insert(r.end(), h.begin(), h.end());
     auto q = queue_metric_rows();
     r.insert(r.end(), q.begin(), q.end());
+    auto c = config_metric_rows();
+    r.insert(r.end(), c.begin(), c.end());
     return r;
   }();
   return kTable;
@@ -64,6 +69,14 @@ std::vector<std::string_view> native_labels(Scope s) {
       return {"hostname", "state"};
     case Scope::kQueueUser:
       return {"hostname", "user"};
+    case Scope::kNodeConfig: {
+      std::vector<std::string_view> l{"hostname"};
+      for (const auto& [label, key] : node_config_labels()) l.push_back(label);
+      return l;
+    }
+    case Scope::kGpuConfig:
+      for (const auto& [label, key] : gpu_config_labels()) gpu.push_back(label);
+      return gpu;
     case Scope::kReport:
     case Scope::kAgent:
     case Scope::kQueue:

@@ -35,6 +35,8 @@ enum class Scope {
   kQueueState,  // per job state, from QueueMetrics::jobs_by_state: + state
   kQueueUser,   // per user, from QueueMetrics::user_gpu_seconds: + user
   kQueueWait,   // the wait histogram of QueueMetrics: hostname (+ le on buckets)
+  kNodeConfig,  // the node's configuration facts, ExpositionInput::config: hostname + facts
+  kGpuConfig,   // per GPU of ExpositionInput::config: the GPU labels + its facts
 };
 
 // Counters and timings of the agent itself, filled by whoever runs the sampling loop.

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <vector>
 
+#include "core/format.h"
 #include "promrules/prometheus_rules.h"
 
 namespace cardiac::promrules {
@@ -28,6 +29,15 @@ std::string number(double v) {
 }
 
 }  // namespace
+
+const std::vector<std::pair<std::string, std::string>>& odd_one_out_labels() {
+  static const std::vector<std::pair<std::string, std::string>> kLabels{
+      {"driver", "mixed drivers in one job hang NCCL"},
+      {"kernel", "a kernel nobody tested, its NVIDIA module built separately"},
+      {"nccl", "ranks on different NCCL versions can hang or abort when a job starts"},
+  };
+  return kLabels;
+}
 
 std::string thermal_power_reasons() {
   // sw_power_cap is left out: a GPU at full load sits at its power cap as a matter of course.
@@ -87,6 +97,25 @@ std::string export_fleet_rules(const FleetOptions& o) {
            ": a fleet-wide cause (driver or firmware rollout, power event, one job across "
            "nodes) is likelier than that many bad GPUs; cardiac events on the nodes shows the "
            "codes"});
+
+  // The odd node out: a configuration value (cardiac_node_config_info's label) held by fewer
+  // nodes than the most common value of the same label. A rolling upgrade fires it too, so it
+  // waits a while; a tie (half the nodes on each value) is no odd one out.
+  for (const auto& [label, risk] : odd_one_out_labels()) {
+    const std::string info = fmt::format("cardiac_node_config_info{{{}}}", job);
+    const std::string count = fmt::format("count by ({}) ({})", label, info);
+    rules.push_back(
+        {"", fmt::format("cardiac_node_{}_odd_one_out", label),
+         fmt::format("{} * on ({}) group_left () ({} < on () group_left () max ({}))", info, label,
+                     count, count),
+         o.odd_one_out_for, "warning",
+         fmt::format("{{{{ $labels.instance }}}} runs {} {{{{ $labels.{} }}}}, unlike most nodes",
+                     label, label),
+         fmt::format("{{{{ $labels.instance }}}} runs {} {{{{ $labels.{} }}}}, which only "
+                     "{{{{ $value }}}} node(s) run while most nodes run another: {} (cardiac "
+                     "doctor --baseline FILE on the node lists every difference)",
+                     label, label, risk)});
+  }
 
   rules.push_back({"", "cardiac_agent_down", "up{" + job + "} == 0", "2m", "warning",
                    "cardiac agent {{ $labels.instance }} is not answering scrapes",

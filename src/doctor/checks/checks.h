@@ -60,6 +60,9 @@ void add_cross_check_plans(std::vector<Finding>& findings);
 // Finding::jobs, a sentence of the explanation and one piece of evidence per process.
 void add_gpu_jobs(const DoctorInput& in, std::vector<Finding>& findings);
 
+// Configuration drift (`--baseline`): every fact of this host that differs from the baseline,
+// or that could not be read here, as a `drift.<family>` finding with its risk.
+void check_drift(const DoctorInput& in, std::vector<Finding>& out);
 // Runs every check and builds the report (GPU list, events, sorted findings).
 Report diagnose(const DoctorInput& in);
 

@@ -24,6 +24,7 @@ Report diagnose(const DoctorInput& in) {
   check_network(in, r.findings);
   check_traffic(in, r.findings);
   check_security(in, r.findings);
+  check_drift(in, r.findings);
   add_cross_check_plans(r.findings);
   add_gpu_jobs(in, r.findings);
   attach_runbooks(r.findings, in.config.runbook_base);

@@ -84,6 +84,33 @@ TEST(Exposition, KeyLinesForTwoGpusOneLost) {
   }
 }
 
+TEST(Exposition, ConfigInfoSeriesCarryTheFactsAsLabels) {
+  auto report = two_gpu_report();
+  auto in = full_input(report);
+  std::string without = render_metrics(in, {.hostname = "node-1"});
+  EXPECT_EQ(without.find("config_info"), std::string::npos);  // no facts read: no series
+  in.config = testing::two_gpu_config();
+  std::string text = render_metrics(in, {.hostname = "node-1"});
+  EXPECT_NE(text.find("# TYPE cardiac_node_config_info gauge\n"
+                      "cardiac_node_config_info{hostname=\"node-1\",driver=\"550.54.15\","
+                      "cuda=\"12.4\",kernel=\"6.1.0-18-amd64\",os=\"debian 12\","
+                      "nccl=\"2.21.5\",cudnn=\"absent\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("cardiac_gpu_config_info{gpu=\"1\","), std::string::npos) << text;
+  EXPECT_NE(text.find("persistence=\"on\",ecc=\"on\",mig=\"off\",power_limit_w=\"500\","
+                      "pcie=\"gen5x16\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(grammar_violations(text), std::vector<std::string>{});
+  // Before the first sample the GPUs are labelled by index and host alone.
+  in.report = nullptr;
+  text = render_metrics(in, {.hostname = "node-1"});
+  EXPECT_NE(text.find("cardiac_gpu_config_info{gpu=\"0\",hostname=\"node-1\",persistence="),
+            std::string::npos)
+      << text;
+}
+
 TEST(Exposition, OneJobInfoSeriesPerGpuAndJob) {
   const std::string text = render(false);
   auto lines = lines_of(text);

@@ -55,6 +55,18 @@ TEST(Promtool, NativeOutputPassesLint) {
   EXPECT_EQ(r.output, "");
 }
 
+TEST(Promtool, ConfigInfoPassesLint) {
+  if (!have_promtool()) GTEST_SKIP() << "promtool not installed (apt-get install prometheus)";
+  auto report = testing::two_gpu_report();
+  auto in = testing::full_input(report);
+  in.config = testing::two_gpu_config();
+  auto text = render_metrics(in, {.hostname = "node-1"});
+  ASSERT_NE(text.find("cardiac_node_config_info{"), std::string::npos);
+  auto r = promtool_check(text);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "");
+}
+
 // dcgm-exporter's names break Prometheus naming lint on purpose (camelCase labels, counters
 // without _total); what must hold is that the text parses.
 TEST(Promtool, CompatOutputParses) {

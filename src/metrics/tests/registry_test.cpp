@@ -85,6 +85,8 @@ TEST(Registry, ExactlyTheScopesGetterIsSet) {
       case Scope::kQueueState:
       case Scope::kQueueUser:
       case Scope::kQueueWait:
+      case Scope::kNodeConfig:
+      case Scope::kGpuConfig:
         EXPECT_EQ(set, 0);
         break;
     }

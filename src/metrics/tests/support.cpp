@@ -103,4 +103,29 @@ ExpositionInput full_input(const health::StatusReport& r) {
   return in;
 }
 
+std::shared_ptr<const ConfigLabels> two_gpu_config() {
+  baseline::Baseline b;
+  auto add = [&](std::string key, std::optional<std::string> value) {
+    b.facts.push_back(baseline::make_fact(std::move(key), std::move(value), "test"));
+  };
+  add("driver", "550.54.15");
+  add("cuda", "12.4");
+  add("kernel", "6.1.0-18-amd64");
+  add("os", "debian 12");
+  add("library.nccl", "2.21.5");
+  add("library.cudnn", "absent");
+  add("cpu.governor", std::nullopt);  // not read: no label
+  add("sysctl.vm.swappiness", "60");  // not one of the labels
+  for (unsigned i = 0; i < 2; ++i) {
+    const std::string p = "gpu." + std::to_string(i) + ".";
+    add(p + "persistence", "on");
+    add(p + "ecc", "on");
+    add(p + "mig", "off");
+    add(p + "power_limit_w", i == 0 ? "700" : "500");
+    add(p + "pcie", "gen5x16");
+    add(p + "name", "NVIDIA H100 80GB HBM3");  // already the model label
+  }
+  return std::make_shared<const ConfigLabels>(config_labels(b));
+}
+
 }  // namespace cardiac::metrics::testing

@@ -338,6 +338,49 @@ TEST_F(FleetPromtool, AgentsThatStopReporting) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
+// Four nodes: c runs another driver than a, b and d from the start; at 20m d moves to c's
+// driver too, a tie (2 and 2) in which nobody is the odd one out. Every node runs one kernel.
+constexpr const char* kConfigInput = R"(  - interval: 1m
+    input_series:
+      - series: 'cardiac_node_config_info{job="cardiac",instance="a:9847",driver="550.54.15",kernel="6.1.0-18-amd64"}'
+        values: '1x60'
+      - series: 'cardiac_node_config_info{job="cardiac",instance="b:9847",driver="550.54.15",kernel="6.1.0-18-amd64"}'
+        values: '1x60'
+      - series: 'cardiac_node_config_info{job="cardiac",instance="c:9847",driver="535.161.08",kernel="6.1.0-18-amd64"}'
+        values: '1x60'
+      - series: 'cardiac_node_config_info{job="cardiac",instance="d:9847",driver="550.54.15",kernel="6.1.0-18-amd64"}'
+        values: '1x19 _x41'
+      - series: 'cardiac_node_config_info{job="cardiac",instance="d:9847",driver="535.161.08",kernel="6.1.0-18-amd64"}'
+        values: '_x20 1x40'
+)";
+
+TEST_F(FleetPromtool, TheNodeWhoseDriverFewNodesRun) {
+  const std::string alert_c = R"yaml(        exp_alerts:
+          - exp_labels: {severity: "warning", job: "cardiac", instance: "c:9847", driver: "535.161.08", kernel: "6.1.0-18-amd64"}
+            exp_annotations:
+              summary: "c:9847 runs driver 535.161.08, unlike most nodes"
+              description: "c:9847 runs driver 535.161.08, which only 1 node(s) run while most nodes run another: mixed drivers in one job hang NCCL (cardiac doctor --baseline FILE on the node lists every difference)"
+)yaml";
+  const std::string t =
+      std::string(kConfigInput) +
+      "    alert_rule_test:\n"
+      // Pending for its 5m first.
+      "      - eval_time: 3m\n        alertname: cardiac_node_driver_odd_one_out\n"
+      "        exp_alerts: []\n"
+      "      - eval_time: 10m\n        alertname: cardiac_node_driver_odd_one_out\n" +
+      alert_c + "      - eval_time: 19m\n        alertname: cardiac_node_driver_odd_one_out\n" +
+      alert_c +
+      // A tie is no odd one out; nor is a kernel every node runs.
+      "      - eval_time: 50m\n        alertname: cardiac_node_driver_odd_one_out\n"
+      "        exp_alerts: []\n"
+      "      - eval_time: 50m\n        alertname: cardiac_node_kernel_odd_one_out\n"
+      "        exp_alerts: []\n";
+  FleetOptions o;
+  o.odd_one_out_for = "5m";
+  const Outcome r = test_rules(o, t);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 TEST_F(FleetPromtool, CheckRulesPasses) {
   FleetOptions o;
   o.job = "gpu-nodes";
@@ -345,7 +388,7 @@ TEST_F(FleetPromtool, CheckRulesPasses) {
   std::ofstream(dir_ / "fleet.yml") << "groups:\n" << export_fleet_rules(o);
   const Outcome r = run("promtool check rules '" + (dir_ / "fleet.yml").string() + "'");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("SUCCESS: 9 rules found"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("SUCCESS: 12 rules found"), std::string::npos) << r.output;
 }
 
 }  // namespace

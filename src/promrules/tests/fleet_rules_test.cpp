@@ -22,7 +22,9 @@ TEST(FleetRules, GroupHasTheRecordingRulesAndAlerts) {
         "record: \"instance:cardiac_gpus_slowed:sum\"", "alert: \"cardiac_node_gpus_missing\"",
         "alert: \"cardiac_fleet_throttling\"", "alert: \"cardiac_fleet_xid_storm\"",
         "alert: \"cardiac_agent_down\"", "alert: \"cardiac_agent_not_sampling\"",
-        "alert: \"cardiac_agent_series_missing\"", "alert: \"cardiac_agents_absent\""}) {
+        "alert: \"cardiac_agent_series_missing\"", "alert: \"cardiac_agents_absent\"",
+        "alert: \"cardiac_node_driver_odd_one_out\"", "alert: \"cardiac_node_kernel_odd_one_out\"",
+        "alert: \"cardiac_node_nccl_odd_one_out\""}) {
     EXPECT_NE(y.find(name), std::string::npos) << name;
   }
   // Without a configured count, each node is held to its own past.
