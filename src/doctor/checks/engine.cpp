@@ -19,6 +19,7 @@ Report diagnose(const DoctorInput& in) {
   check_resources(in, r.findings);
   check_serving(in, r.findings);
   check_network(in, r.findings);
+  check_history(in, r.findings);
   add_cross_check_plans(r.findings);
   add_gpu_jobs(in, r.findings);
   sort_findings(r.findings);
