@@ -39,7 +39,7 @@ struct Incident {
   // The fault's time: the Xid line's, or the sample that first showed the NVML state.
   TimeNs started_ns = 0;
   // The return to service: the GPU healthy again, or, when the queue fenced it, its fence
-  // cleared (by a person or by auto-unfence). Unset while open.
+  // cleared. Unset while open.
   std::optional<TimeNs> ended_ns;
   std::string evidence;
   // Added with schema 8; empty or unset in rows from before.
@@ -50,7 +50,7 @@ struct Incident {
   std::string cause{};                      // "health_lost", "xid_79", "fence: <reason>", ...
   std::optional<TimeNs> detected_ns{};      // when cardiac saw it
   std::optional<TimeNs> fenced_ns{};        // when the queue fenced the GPU, if it did
-  std::string returned_by{};                // "health ok", "auto-unfence", the user who unfenced
+  std::string returned_by{};                // "health ok", or who cleared the fence
   std::vector<Remediation> remediations{};  // oldest first (read back, not written by open)
 
   // The card: its serial when known, else its UUID, else its slot.
