@@ -332,7 +332,7 @@ void PersistStage::track_incidents(AgentStore::Access& store, const Collected& i
 
 // The queue's fences: a fence opens the GPU's incident (with the fencing Xid's time when one
 // came before it) or marks the open one fenced; a clear returns the GPU to service, unless NVML
-// still calls it faulty.
+// still calls it faulty. An auto-unfence is also kept as an event.
 void PersistStage::take_fences(AgentStore::Access& store, const Collected& in) {
   for (const auto& n : in.inbox.fences) {
     const nvml::GpuReading* g = nullptr;
@@ -371,6 +371,17 @@ void PersistStage::take_fences(AgentStore::Access& store, const Collected& in) {
         it->second.fenced = true;
       }
       continue;
+    }
+    if (n.who == queue::kAutoUnfenceWho) {
+      store::Event ev;
+      ev.time_ns = n.at;
+      ev.kind = "auto_unfence";
+      ev.gpu = n.gpu;
+      if (g != nullptr) ev.pci_bus_id = g->pci_bus_id;
+      ev.message = fmt::format("GPU {} returned to service by {}", n.gpu, n.reason);
+      ev.source = "queue";
+      ev.dedup_key = fmt::format("auto_unfence|{}|{}", n.gpu, n.at);
+      store_event(store.db, ev);
     }
     auto it = open_incidents_.find(n.gpu);
     if (it == open_incidents_.end()) continue;

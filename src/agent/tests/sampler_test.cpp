@@ -161,8 +161,8 @@ TEST(PersistStage, AFencedXidIsAnIncidentFromTheXidToTheClear) {
 }
 
 // A lost GPU that the queue fences stays in its incident when NVML answers again, until the
-// fence is cleared.
-TEST(PersistStage, AFencedHealthFaultEndsWithItsFence) {
+// fence is cleared; auto-unfence's clear is also an event.
+TEST(PersistStage, AFencedHealthFaultEndsWithItsFenceAndAnAutoUnfenceIsAnEvent) {
   StoreFixture f;
   PersistStage persist("/dev/kmsg", 5 * kNsPerSec, f.clock, "node7");
   auto step = [&](nvml::DeviceHealth h, std::vector<queue::FenceNotice> fences) {
@@ -184,10 +184,17 @@ TEST(PersistStage, AFencedHealthFaultEndsWithItsFence) {
   EXPECT_EQ(i.fenced_ns, fenced);
   EXPECT_FALSE(i.ended_ns);
   const TimeNs back =
-      step(nvml::DeviceHealth::kOk, {fence_notice(false, f.clock.now() + kNsPerSec, "bob")});
+      step(nvml::DeviceHealth::kOk,
+           {fence_notice(false, f.clock.now() + kNsPerSec, queue::kAutoUnfenceWho)});
   i = only_incident(f);
   EXPECT_EQ(i.ended_ns, back);
-  EXPECT_EQ(i.returned_by, "bob");
+  EXPECT_EQ(i.returned_by, queue::kAutoUnfenceWho);
+  // The auto-unfence is kept as an event.
+  auto events =
+      f.store->with([](AgentStore::Access& a) { return store::events_since(a.db, 0, 10); });
+  ASSERT_TRUE(events);
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ((*events)[0].kind, "auto_unfence");
 }
 
 // The same card faulting again within a week of its return raises a critical alert through
