@@ -3,18 +3,17 @@
 // store: the lifecycle listed, a remediation recorded under the caller's own user through the
 // control socket, a wrong id and a wrong action refused, another Unix user refused (root only),
 // nothing changed without an agent.
-#include <grp.h>
 #include <gtest/gtest.h>
 #include <pwd.h>
 #include <sys/stat.h>
 
-#include <cstdlib>
 #include <vector>
 
 #include "store/incidents.h"
 #include "store/schema.h"
 #include "tests/e2e/run_cardiac.h"
 #include "tests/e2e/support.h"
+#include "tests/e2e/unix_user.h"
 
 namespace cardiac::e2e {
 namespace {
@@ -101,16 +100,8 @@ TEST(IncidentCli, RemediateNeedsTheAgent) {
 // incident keeps no remediation.
 TEST(IncidentCli, AnotherUserCannotRecordARemediation) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to act as another Unix user";
-  const std::string name = "cdinc" + std::to_string(getpid() % 100000);
-  ASSERT_EQ(std::system(("useradd -M -N -s /bin/sh " + name + " 2>/dev/null").c_str()), 0);
-  struct Cleanup {
-    std::string n;
-    ~Cleanup() { (void)!std::system(("userdel " + n + " 2>/dev/null").c_str()); }
-  } cleanup{name};
-  passwd* pw = getpwnam(name.c_str());
-  ASSERT_NE(pw, nullptr);
-  const uid_t uid = pw->pw_uid;
-  const gid_t gid = pw->pw_gid;
+  TestUser user("cdinc" + std::to_string(getpid() % 100000));
+  ASSERT_TRUE(user.ok());
 
   AgentProcess agent(scenario("healthy-8xh100.json").dump(), "");
   ASSERT_TRUE(agent.start());
@@ -121,30 +112,11 @@ TEST(IncidentCli, AnotherUserCannotRecordARemediation) {
   ::chmod(agent.dir().c_str(), 0755);
   ::chmod(agent.state_dir().c_str(), 0755);
 
-  std::vector<std::string> argv_s = {binary,     "incident", "remediate",   std::to_string(id),
-                                     "--action", "rma",      "--state-dir", agent.state_dir()};
-  char err_t[] = "/tmp/cardiac-e2e-err-XXXXXX";
-  int err_fd = mkstemp(err_t);
-  unlink(err_t);
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(err_fd, 2);
-    if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0) _exit(120);
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    char* envp[] = {nullptr};
-    execve(argv[0], argv.data(), envp);
-    _exit(122);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  lseek(err_fd, 0, SEEK_SET);
-  std::string err = read_all(err_fd);
-  close(err_fd);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 3) << err;
-  EXPECT_NE(err.find("may not change alerts or incidents"), std::string::npos) << err;
+  auto r = run_as(&user, binary, "/", agent.state_dir(),
+                  {"incident", "remediate", std::to_string(id), "--action", "rma", "--state-dir",
+                   agent.state_dir()});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("may not change alerts or incidents"), std::string::npos) << r.err;
 
   auto list = run_cardiac({"incident", "list", "--json", "--state-dir", agent.state_dir()});
   ASSERT_EQ(list.exit_code, 0) << list.err;
