@@ -213,11 +213,12 @@ std::unique_ptr<Sampler> make_sampler(Agent::Parts& p, std::unique_ptr<rules::Ru
   collect.watch_serving(
       std::make_unique<ServingWatch>(c.serving, c.agent.state_dir + "/gpu-processes.json", p.fs,
                                      c.serving.engines.empty() ? nullptr : &p.engines, p.clock));
-  return std::make_unique<Sampler>(std::move(collect),
-                                   PersistStage(c.kmsg.source, c.store.flush_interval, p.clock),
-                                   EvaluateStage(std::move(engine), c.kmsg.enabled),
-                                   PublishStage(std::move(publish), *p.store, p.snapshot, p.clock),
-                                   *p.store, c.agent.interval, p.clock);
+  return std::make_unique<Sampler>(
+      std::move(collect),
+      PersistStage(c.kmsg.source, c.store.flush_interval, p.clock, p.options.hostname),
+      EvaluateStage(std::move(engine), c.kmsg.enabled),
+      PublishStage(std::move(publish), *p.store, p.snapshot, p.clock), *p.store, c.agent.interval,
+      p.clock);
 }
 
 }  // namespace
@@ -307,7 +308,7 @@ Status Agent::start() {
   if (!port) return fail(port.error().with_context("listen " + c.agent.listen));
   p.port = *port;
 
-  auto control = start_control(c, *p.store);
+  auto control = start_control(c, *p.store, p.clock);
   if (!control) return fail(control.error());
   p.control = std::move(*control);
   CARDIAC_TRY(start_queue(p));

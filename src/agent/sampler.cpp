@@ -7,13 +7,17 @@
 #include "agent/notifiers.h"
 #include "core/log.h"
 #include "core/strings.h"
+#include "core/time.h"
 #include "health/faults.h"
+#include "nvml/pci.h"
 #include "rules/sample_view.h"
 #include "store/events.h"
 #include "store/incidents.h"
 
 namespace cardiac::agent {
 namespace {
+
+constexpr DurationNs kDayNs = 24 * 3600 * kNsPerSec;
 
 class WorkerGpuSource final : public GpuSource {
  public:
@@ -132,16 +136,21 @@ Collected CollectStage::run() {
 
 // --- persist -----------------------------------------------------------------------------------
 
-PersistStage::PersistStage(std::string kmsg_source, DurationNs flush_interval, const Clock& clock)
+PersistStage::PersistStage(std::string kmsg_source, DurationNs flush_interval, const Clock& clock,
+                           std::string hostname)
     : kmsg_source_(std::move(kmsg_source)),
       flush_interval_(flush_interval),
       clock_(clock),
+      hostname_(std::move(hostname)),
       last_flush_(clock.monotonic()) {}
 
 void PersistStage::resume(AgentStore::Access& store) {
   if (auto open = store::incidents_since(store.db, clock_.now())) {
     for (const auto& i : *open) {
-      if (!i.ended_ns) open_incidents_.insert(i.gpu);
+      if (i.ended_ns) continue;
+      // Rows from before schema 8 have no cause: a device health opened them.
+      const bool by_health = i.cause.empty() || i.cause.starts_with("health_");
+      open_incidents_[i.gpu] = {by_health, i.fenced_ns.has_value(), std::nullopt};
     }
   }
 }
@@ -164,6 +173,7 @@ const FaultTally& PersistStage::run(AgentStore::Access& store, const Collected& 
       log::warn("store: listening ports: {}", st.error().what());
     }
   }
+  take_fences(store, in);
   if (clock_.monotonic() - last_flush_ >= flush_interval_) {
     last_flush_ = clock_.monotonic();
     if (auto st = store.writer.flush(); !st) log::warn("store flush: {}", st.error().what());
@@ -182,6 +192,8 @@ void PersistStage::take_events(AgentStore::Access& store, const Collected& in) {
     if (auto c = health::lookup_xid(*e.xid).fault_class; c != health::FaultClass::kNone) {
       ++tally_.fault_counts[{e.pci_bus_id, c}];
     }
+    note_pending_xid(in, e.pci_bus_id, *e.xid, e.time_ns,
+                     fmt::format("Xid {} reported by NVML", *e.xid));
     store::Event ev;
     ev.time_ns = e.time_ns;
     ev.kind = "xid";
@@ -199,6 +211,7 @@ void PersistStage::take_events(AgentStore::Access& store, const Collected& in) {
       if (!xids_.record(e, in.now)) continue;  // NVML told us already
       ++tally_.xid_counts[{e.pci_bus_id, *e.xid}];
       tally_.last_xid[e.pci_bus_id] = *e.xid;
+      note_pending_xid(in, e.pci_bus_id, *e.xid, t, e.raw.empty() ? e.message : e.raw);
     }
     // Counted per class for the fault rules: one alert per (GPU, class), not per line.
     if (auto c = health::fault_class_of(e); c != health::FaultClass::kNone) {
@@ -216,27 +229,175 @@ void PersistStage::take_events(AgentStore::Access& store, const Collected& in) {
   }
 }
 
-// Opens an incident when a GPU turns faulty and closes it when it answers normally again.
+// A fencing Xid is the fault of the incident its fence opens: its time is the fault's, the
+// sample that carried it the detection. The first one per GPU counts until the fence comes.
+void PersistStage::note_pending_xid(const Collected& in, const std::string& bus, int xid, TimeNs at,
+                                    const std::string& message) {
+  if (!health::lookup_xid(xid).fences) return;
+  const std::string id = nvml::normalize_pci_bus_id(bus);
+  for (const auto& g : in.gpus.gpus) {
+    if (id.empty() || nvml::normalize_pci_bus_id(g.pci_bus_id) != id) continue;
+    if (open_incidents_.count(g.index) || pending_.count(g.index)) return;
+    pending_[g.index] = {at, in.now, xid, message};
+    return;
+  }
+}
+
+bool PersistStage::open(AgentStore::Access& store, const store::Incident& i, bool by_health) {
+  auto r = store::open_incident(store.db, i);
+  if (!r) {
+    log::warn("incident: {}", r.error().what());
+    return false;
+  }
+  OpenIncident state{by_health, false, std::nullopt};
+  // The same card (serial, else UUID; any slot) back in service within the window: the fix
+  // did not hold.
+  const std::string card = i.serial.empty() ? i.uuid : i.serial;
+  std::vector<store::Incident> history;
+  if (!card.empty()) {
+    auto past = store::incidents_since(store.db, i.started_ns - 90 * kDayNs);
+    if (past) {
+      history = std::move(*past);
+    } else {
+      log::warn("incident history: {}", past.error().what());
+    }
+  }
+  const store::Incident* before = nullptr;
+  for (const auto& p : history) {
+    if (!p.ended_ns || (p.serial.empty() ? p.uuid : p.serial) != card) continue;
+    if (*p.ended_ns > i.started_ns || i.started_ns - *p.ended_ns > kRepeatOffenderAlertWindow) {
+      continue;
+    }
+    if (before == nullptr || *p.ended_ns > *before->ended_ns) before = &p;
+  }
+  if (before != nullptr) {
+    rules::Transition t;
+    t.rule = kRepeatOffenderRule;
+    t.labels = {{"gpu", std::to_string(i.gpu)}};
+    if (!i.serial.empty()) t.labels["serial"] = i.serial;
+    t.from = rules::AlertState::kInactive;
+    t.to = rules::AlertState::kFiring;
+    t.value = 1;
+    t.at = i.detected_ns.value_or(i.started_ns);
+    t.severity = Severity::kCritical;
+    t.description = fmt::format(
+        "GPU {} ({}) faulted again ({}) {} after incident {} returned it to service: a repeat "
+        "offender; open a hardware ticket with `cardiac incident list --gpu {}`",
+        i.gpu, card, i.cause, format_duration(i.started_ns - *before->ended_ns), before->id, card);
+    log::warn("{}", t.description);
+    state.repeat = t.labels;
+    alerts_.push_back(std::move(t));
+  }
+  open_incidents_[i.gpu] = state;
+  return true;
+}
+
+void PersistStage::close(AgentStore::Access& store, unsigned gpu, TimeNs at,
+                         const std::string& by) {
+  auto it = open_incidents_.find(gpu);
+  if (auto r = store::close_incident(store.db, gpu, at, by); !r) {
+    log::warn("incident: {}", r.error().what());
+    return;
+  }
+  if (it == open_incidents_.end()) return;
+  if (it->second.repeat) {
+    rules::Transition t;
+    t.rule = kRepeatOffenderRule;
+    t.labels = *it->second.repeat;
+    t.from = rules::AlertState::kFiring;
+    t.to = rules::AlertState::kResolved;
+    t.at = at;
+    t.severity = Severity::kCritical;
+    t.description = fmt::format("GPU {} returned to service ({})", gpu, by);
+    alerts_.push_back(std::move(t));
+  }
+  open_incidents_.erase(it);
+}
+
+// Opens an incident when a GPU turns faulty and closes it when it answers normally again,
+// unless the queue fenced it: then its fence's clear is the return to service.
 void PersistStage::track_incidents(AgentStore::Access& store, const Collected& in) {
   for (const auto& g : in.gpus.gpus) {
     using nvml::DeviceHealth;
     bool faulty = g.health == DeviceHealth::kLost || g.health == DeviceHealth::kUnresponsive ||
                   g.health == DeviceHealth::kResetRequired || g.health == DeviceHealth::kError;
-    if (faulty && !open_incidents_.count(g.index)) {
+    auto it = open_incidents_.find(g.index);
+    if (faulty && it == open_incidents_.end()) {
       store::Incident i{0,        g.index, g.uuid,       g.pci_bus_id,
                         g.health, in.now,  std::nullopt, g.health_detail};
-      if (auto r = store::open_incident(store.db, i); r) {
-        open_incidents_.insert(g.index);
-      } else {
-        log::warn("incident: {}", r.error().what());
-      }
-    } else if (g.health == DeviceHealth::kOk && open_incidents_.count(g.index)) {
-      if (auto r = store::close_incident(store.db, g.index, in.now); r) {
-        open_incidents_.erase(g.index);
-      } else {
-        log::warn("incident: {}", r.error().what());
-      }
+      i.serial = g.serial;
+      i.hostname = hostname_;
+      i.cause = fmt::format("health_{}", nvml::device_health_name(g.health));
+      i.detected_ns = in.now;
+      open(store, i, true);
+    } else if (faulty) {
+      it->second.by_health = true;
+    } else if (g.health == DeviceHealth::kOk && it != open_incidents_.end() &&
+               it->second.by_health && !it->second.fenced) {
+      close(store, g.index, in.now, "health ok");
     }
+  }
+}
+
+// The queue's fences: a fence opens the GPU's incident (with the fencing Xid's time when one
+// came before it) or marks the open one fenced; a clear returns the GPU to service, unless NVML
+// still calls it faulty. An auto-unfence is also kept as an event.
+void PersistStage::take_fences(AgentStore::Access& store, const Collected& in) {
+  for (const auto& n : in.inbox.fences) {
+    const nvml::GpuReading* g = nullptr;
+    for (const auto& r : in.gpus.gpus) {
+      if (r.index == n.gpu) g = &r;
+    }
+    if (n.fenced) {
+      if (!open_incidents_.count(n.gpu)) {
+        store::Incident i;
+        i.gpu = n.gpu;
+        i.uuid = n.uuid.empty() && g != nullptr ? g->uuid : n.uuid;
+        if (g != nullptr) {
+          i.pci_bus_id = g->pci_bus_id;
+          i.serial = g->serial;
+        }
+        i.hostname = hostname_;
+        i.kind = nvml::DeviceHealth::kError;
+        i.evidence = n.reason;
+        if (auto p = pending_.find(n.gpu); p != pending_.end()) {
+          i.started_ns = p->second.at;
+          i.detected_ns = p->second.seen;
+          i.cause = fmt::format("xid_{}", p->second.xid);
+          i.evidence = p->second.message;
+        } else {
+          i.started_ns = n.at;
+          i.detected_ns = n.at;
+          i.cause = "fence";
+        }
+        open(store, i, false);
+      }
+      pending_.erase(n.gpu);
+      if (auto r = store::mark_incident_fenced(store.db, n.gpu, n.at); !r) {
+        log::warn("incident: {}", r.error().what());
+      }
+      if (auto it = open_incidents_.find(n.gpu); it != open_incidents_.end()) {
+        it->second.fenced = true;
+      }
+      continue;
+    }
+    if (n.who == queue::kAutoUnfenceWho) {
+      store::Event ev;
+      ev.time_ns = n.at;
+      ev.kind = "auto_unfence";
+      ev.gpu = n.gpu;
+      if (g != nullptr) ev.pci_bus_id = g->pci_bus_id;
+      ev.message = fmt::format("GPU {} returned to service by {}", n.gpu, n.reason);
+      ev.source = "queue";
+      ev.dedup_key = fmt::format("auto_unfence|{}|{}", n.gpu, n.at);
+      store_event(store.db, ev);
+    }
+    auto it = open_incidents_.find(n.gpu);
+    if (it == open_incidents_.end()) continue;
+    it->second.fenced = false;
+    const bool still_faulty = g != nullptr && g->health != nvml::DeviceHealth::kOk &&
+                              g->health != nvml::DeviceHealth::kNotSampled;
+    if (!still_faulty) close(store, n.gpu, n.at, n.who.empty() ? n.reason : n.who);
   }
 }
 
@@ -246,7 +407,7 @@ EvaluateStage::EvaluateStage(std::unique_ptr<rules::RuleEngine> engine, bool kms
     : engine_(std::move(engine)), kmsg_watched_(kmsg_watched) {}
 
 Evaluated EvaluateStage::run(AgentStore::Access& store, const Collected& in,
-                             const FaultTally& tally) {
+                             const FaultTally& tally, std::vector<rules::Transition> extra) {
   Evaluated out;
   const host::HostSnapshot host = in.host.snapshot.value_or(host::HostSnapshot{});
   const host::HostRates* rates = in.host.rates ? &*in.host.rates : nullptr;
@@ -256,6 +417,7 @@ Evaluated EvaluateStage::run(AgentStore::Access& store, const Collected& in,
   view.points.insert(view.points.end(), in.serving_points.begin(), in.serving_points.end());
   auto transitions = engine_->evaluate(view, in.now);
   for (auto& t : fence_transitions(in.inbox.fences)) transitions.push_back(std::move(t));
+  for (auto& t : extra) transitions.push_back(std::move(t));
   for (const auto& e : engine_->take_errors()) {
     log::error("rule {} disabled: {}", e.rule, e.error.what());
   }
@@ -356,7 +518,7 @@ DurationNs Sampler::step() {
   FaultTally tally;
   Evaluated ev = store_.with([&](AgentStore::Access& a) {
     tally = persist_.run(a, in);
-    return evaluate_.run(a, in, tally);
+    return evaluate_.run(a, in, tally, persist_.take_alerts());
   });
   PublishStage::Timing timing;
   timing.finished = clock_.monotonic();

@@ -20,6 +20,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "agent/parts.h"
@@ -31,6 +32,7 @@
 #include "platform/fs.h"
 #include "rules/engine.h"
 #include "store/listen_ports.h"
+#include "store/incidents.h"
 #include "telemetry/gpu_collector.h"
 
 namespace cardiac::agent {
@@ -91,24 +93,58 @@ class CollectStage {
   std::optional<TimeNs> listen_ports_read_;  // monotonic
 };
 
+// The alert a card raises when it faults again within a week of its return to service
+// (docs/incidents.md); the doctor's history.repeat_offender tells the whole story.
+inline constexpr const char* kRepeatOffenderRule = "gpu_repeat_offender";
+inline constexpr DurationNs kRepeatOffenderAlertWindow = 7 * 24 * 3600 * kNsPerSec;
+
 class PersistStage {
  public:
-  PersistStage(std::string kmsg_source, DurationNs flush_interval, const Clock& clock);
+  // `hostname` is recorded with every incident, so that a node's history can be told apart
+  // from a card's when stores are compared.
+  PersistStage(std::string kmsg_source, DurationNs flush_interval, const Clock& clock,
+               std::string hostname = {});
   // The GPUs with an incident left open by the previous run, so that it is closed, not
   // opened twice.
   void resume(AgentStore::Access& store);
   const FaultTally& run(AgentStore::Access& store, const Collected& in);
+  // Alert transitions the incidents raised since the last call (a repeat offender firing,
+  // then resolved when the card returns to service), for the evaluate stage.
+  std::vector<rules::Transition> take_alerts() { return std::exchange(alerts_, {}); }
 
  private:
+  // An open incident: whether a device health opened it (then health OK closes it unless the
+  // queue fenced the GPU) and whether the queue fenced it (then only a clear closes it).
+  struct OpenIncident {
+    bool by_health = false;
+    bool fenced = false;
+    std::optional<rules::Labels> repeat{};  // the labels of the kRepeatOffenderRule alert it raised
+  };
+  // A fencing Xid seen on a GPU: the fault's time and when cardiac saw it, for the incident
+  // its fence opens.
+  struct PendingFault {
+    TimeNs at = 0;
+    TimeNs seen = 0;
+    int xid = 0;
+    std::string message;
+  };
   void take_events(AgentStore::Access& store, const Collected& in);
   void track_incidents(AgentStore::Access& store, const Collected& in);
+  void take_fences(AgentStore::Access& store, const Collected& in);
+  bool open(AgentStore::Access& store, const store::Incident& i, bool by_health);
+  void close(AgentStore::Access& store, unsigned gpu, TimeNs at, const std::string& by);
+  void note_pending_xid(const Collected& in, const std::string& bus, int xid, TimeNs at,
+                        const std::string& message);
 
   std::string kmsg_source_;
   DurationNs flush_interval_;
   const Clock& clock_;
+  std::string hostname_;
   kmsg::XidCounter xids_;
   FaultTally tally_;
-  std::set<unsigned> open_incidents_;
+  std::map<unsigned, OpenIncident> open_incidents_;
+  std::map<unsigned, PendingFault> pending_;
+  std::vector<rules::Transition> alerts_;
   TimeNs last_host_written_ = 0;
   TimeNs last_flush_;
 };
@@ -126,7 +162,9 @@ class EvaluateStage {
   // A configuration reload's new rules. run() uses the engine with the store held, so the
   // caller holds it too (AgentStore::with) and so never swaps in the middle of an evaluation.
   void replace_engine(std::unique_ptr<rules::RuleEngine> engine) { engine_ = std::move(engine); }
-  Evaluated run(AgentStore::Access& store, const Collected& in, const FaultTally& tally);
+  // `extra`: transitions raised outside the rules (PersistStage::take_alerts()).
+  Evaluated run(AgentStore::Access& store, const Collected& in, const FaultTally& tally,
+                std::vector<rules::Transition> extra = {});
 
  private:
   std::unique_ptr<rules::RuleEngine> engine_;

@@ -35,6 +35,7 @@ Runner register_fence(CLI::App& sub);
 Runner register_fleet(CLI::App& sub);
 Runner register_history(CLI::App& sub);
 Runner register_hold(CLI::App& sub);
+Runner register_incident(CLI::App& sub);
 Runner register_incidents(CLI::App& sub);
 Runner register_jobs(CLI::App& sub);
 Runner register_logs(CLI::App& sub);

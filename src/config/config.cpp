@@ -265,6 +265,11 @@ backoff = "10s"
 grace = "10s"
 # A GPU running a process the queue did not start counts as busy.
 count_outside_processes = true
+# Return an automatically fenced GPU to service once its fault has cleared on its own (an NVML
+# error or an unresponsive GPU): NVML answers it normally with no memory repair pending and no
+# new Xid, for auto_unfence_after in a row. Never for a fault that needs a reset, a reboot or RMA.
+auto_unfence = true
+auto_unfence_after = "10m"
 # Fair share and the multifactor priority (policies "priority", "fairshare", "backfill:priority").
 # Fair Tree ranking of users; false: the classic factor 2^(-usage / shares / dampening).
 fair_tree = true

@@ -153,6 +153,11 @@ struct QueueSettings {
   DurationNs grace = 10 * kNsPerSec;    // SIGTERM to SIGKILL on cancel, time limit, fence
   // A GPU running a process the queue did not start counts as busy.
   bool count_outside_processes = true;
+  // Auto-unfence (docs/queue.md): an automatic fence whose fault may clear on its own
+  // (queue::fence_may_lift) is cleared once the GPU has passed the health probe (NVML answers
+  // it normally, no memory repair pending, nothing critical) for auto_unfence_after in a row.
+  bool auto_unfence = true;
+  DurationNs auto_unfence_after = 10 * 60 * kNsPerSec;
   // Fair share and the multifactor priority (sched::PolicyConfig).
   bool fair_tree = true;                             // false: classic 2^(-UE/S/d)
   double dampening = 1;                              // classic: FairShareDampeningFactor

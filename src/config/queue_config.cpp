@@ -134,10 +134,10 @@ Status read_users(const toml::table& q, const TableReader& qr, std::string_view 
 
 Status read_queue(const toml::table& t, std::string_view origin, QueueSettings& s) {
   TableReader r(t, "queue", origin);
-  CARDIAC_TRY(
-      r.only({"enabled", "policy", "admin_group", "retry_limit", "backoff", "grace",
-              "count_outside_processes", "fair_tree", "dampening", "half_life", "max_age",
-              "priority_calc_period", "favor_small", "spread", "weights", "account", "user"}));
+  CARDIAC_TRY(r.only({"enabled", "policy", "admin_group", "retry_limit", "backoff", "grace",
+                      "count_outside_processes", "auto_unfence", "auto_unfence_after", "fair_tree",
+                      "dampening", "half_life", "max_age", "priority_calc_period", "favor_small",
+                      "spread", "weights", "account", "user"}));
   CARDIAC_TRY(r.get("enabled", s.enabled));
   CARDIAC_TRY(r.get("policy", s.policy));
   CARDIAC_TRY(r.get("admin_group", s.admin_group));
@@ -145,6 +145,8 @@ Status read_queue(const toml::table& t, std::string_view origin, QueueSettings& 
   CARDIAC_TRY(r.get_duration("backoff", s.backoff));
   CARDIAC_TRY(r.get_duration("grace", s.grace));
   CARDIAC_TRY(r.get("count_outside_processes", s.count_outside_processes));
+  CARDIAC_TRY(r.get("auto_unfence", s.auto_unfence));
+  CARDIAC_TRY(r.get_duration("auto_unfence_after", s.auto_unfence_after));
   CARDIAC_TRY(r.get("fair_tree", s.fair_tree));
   // Slurm's FairShareDampeningFactor: 1 is none; below 1 would amplify usage.
   CARDIAC_TRY(r.get_number("dampening", s.dampening, 1));

@@ -135,6 +135,33 @@ struct SeenListenPort {
   TimeNs last_seen = 0;
 };
 
+// One GPU fault incident from the agent's store (store/incidents.h), for the history checks.
+struct IncidentRecord {
+  struct Remediation {
+    std::string action{};  // "reset", "reboot", "reseat", "replace", "rma"
+    std::string note{};
+    std::string who{};
+    TimeNs at = 0;
+  };
+  std::int64_t id = 0;
+  unsigned gpu = 0;  // NVML index at the time
+  std::string uuid{};
+  std::string serial{};
+  std::string pci_bus_id{};
+  std::string hostname{};
+  std::string kind{};   // the device health that opened it ("lost", "error", ...)
+  std::string cause{};  // "xid_79", "health_lost", ...
+  TimeNs started = 0;   // the fault
+  std::optional<TimeNs> detected{};
+  std::optional<TimeNs> fenced{};
+  std::optional<TimeNs> returned{};  // back in service; unset while open
+  std::string returned_by{};
+  std::string evidence{};
+  std::vector<Remediation> remediations{};  // oldest first
+  // The card: serial, else UUID ("" when neither is known: the incident joins no history).
+  [[nodiscard]] std::string card() const { return serial.empty() ? uuid : serial; }
+};
+
 struct DoctorInput {
   TimeNs now = 0;
   bool offline = false;                    // no live NVML or probes
@@ -162,6 +189,8 @@ struct DoctorInput {
   // Traffic by process over the window (netproc): live only, absent offline.
   std::optional<netproc::Traffic> traffic{};
   std::vector<GpuHistory> history{};  // from --db
+  // The store's fault incidents over kIncidentLookback (--db), oldest first.
+  std::vector<IncidentRecord> incidents{};
 
   // The serving view: processes' memory over time, their command lines (pid → the line,
   // NULs as blanks, shortened), and the inference engines read ([serving] engines).

@@ -32,6 +32,32 @@ std::optional<std::string> critical_finding(
   return health::fence_reason(g, xids);
 }
 
+bool fence_may_lift(std::string_view reason) {
+  using nvml::DeviceHealth;
+  for (DeviceHealth h : {DeviceHealth::kError, DeviceHealth::kUnresponsive}) {
+    if (reason.starts_with(fmt::format("GPU {}:", nvml::device_health_name(h)))) return true;
+  }
+  // "Xid <code> on <bus>", as health::fence_reason() writes it.
+  constexpr std::string_view kXid = "Xid ";
+  if (!reason.starts_with(kXid)) return false;
+  int code = 0;
+  std::size_t i = kXid.size();
+  for (; i < reason.size() && reason[i] >= '0' && reason[i] <= '9'; ++i) {
+    code = code * 10 + (reason[i] - '0');
+    if (code > 100000) return false;
+  }
+  if (i == kXid.size() || !reason.substr(i).starts_with(" on ")) return false;
+  switch (health::lookup_xid(code).action) {
+    case health::XidAction::kResetGpu:
+    case health::XidAction::kReboot:
+    case health::XidAction::kInspectHardware:
+    case health::XidAction::kCheckMechanicals:
+      return false;
+    default:
+      return true;
+  }
+}
+
 bool fence_matches(const Fence& f, unsigned index, const std::string& uuid) {
   if (!f.uuid.empty() && !uuid.empty()) return f.uuid == uuid;
   return f.gpu == index;

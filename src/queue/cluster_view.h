@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,12 @@ std::optional<std::string> critical_finding(
 
 // True when the fence names this GPU: by UUID when both have one, by index otherwise.
 bool fence_matches(const Fence& f, unsigned index, const std::string& uuid);
+
+// Whether the fault behind a critical_finding() text may clear without a person ([queue]
+// auto_unfence): an NVML error or an unresponsive GPU, and an Xid whose catalog action
+// (health/faults) is neither a reset, a reboot nor the hardware. Never a lost GPU, a reset
+// required, a double-bit ECC error, a row-remap failure or a reason it does not recognise.
+bool fence_may_lift(std::string_view reason);
 
 struct ClusterInput {
   const health::StatusReport* report = nullptr;

@@ -23,6 +23,9 @@
 
 namespace cardiac::queue {
 
+// The `who` of a fence that auto-unfence cleared ([queue] auto_unfence, docs/queue.md).
+inline constexpr const char* kAutoUnfenceWho = "cardiac (auto-unfence)";
+
 // A fence added or cleared, for whoever must hear of it (the agent raises an alert).
 struct FenceNotice {
   bool fenced = true;  // false: the GPU's fences were cleared

@@ -13,6 +13,7 @@
 #include "core/format.h"
 #include "core/log.h"
 #include "core/time.h"
+#include "nvml/pci.h"
 #include "queue/job_store.h"
 #include "queue/proc.h"
 #include "queue/runner.h"
@@ -44,8 +45,70 @@ void SchedulingLoop::tick() {
   q_.busy_outside = v.busy_outside;
   q_.alerting = v.alerting;
   q_.utilization = v.utilization;
-  if (view.report && view.report->nvml.available) fence_and_stop(v, *running);
+  if (view.report && view.report->nvml.available) {
+    fence_and_stop(v, *running);
+    if (q_.options.settings.auto_unfence) auto_unfence(v, view);
+  }
   schedule(v, view);
+}
+
+namespace {
+
+// The health probe a fenced GPU passes to return to service by itself: NVML answers it
+// normally, no memory repair waits for a reset, and nothing critical (a new fencing Xid since
+// the last clear included) is seen now.
+bool passes_probe(const nvml::GpuReading& g, const ClusterView& v) {
+  return g.health == nvml::DeviceHealth::kOk && !g.retired_pages_pending.value_or(false) &&
+         !g.remapped_rows_pending.value_or(false) && !v.critical.count(g.index);
+}
+
+}  // namespace
+
+void SchedulingLoop::auto_unfence(const ClusterView& v, const MachineView& view) {
+  const TimeNs now = q_.clock.now();
+  auto fences = list_fences(*q_.db, false);
+  if (!fences) {
+    log::error("queue: reading fences: {}", fences.error().what());
+    return;
+  }
+  std::map<unsigned, TimeNs> still;
+  for (const auto& gs : view.report->gpus) {
+    const nvml::GpuReading& g = gs.reading;
+    std::vector<const Fence*> mine;
+    for (const auto& f : *fences) {
+      if (fence_matches(f, g.index, g.uuid)) mine.push_back(&f);
+    }
+    if (mine.empty()) continue;
+    // A person's fence stays until a person clears it; so does one for a fault that needs a
+    // reset, a reboot or the card serviced.
+    const bool may_lift = std::all_of(mine.begin(), mine.end(), [](const Fence* f) {
+      return f->automatic && fence_may_lift(f->reason);
+    });
+    if (!may_lift || !passes_probe(g, v)) continue;
+    auto since = recovered_since_.find(g.index);
+    const TimeNs from = since != recovered_since_.end() ? since->second : now;
+    if (now - from < q_.options.settings.auto_unfence_after) {
+      still[g.index] = from;
+      continue;
+    }
+    auto n = clear_fences(*q_.db, g.index, g.uuid, kAutoUnfenceWho, now);
+    if (!n) {
+      log::error("queue: auto-unfence of GPU {}: {}", g.index, n.error().what());
+      continue;
+    }
+    const std::string why = fmt::format("auto-unfence: fenced for \"{}\", healthy for {}",
+                                        mine.front()->reason, format_duration(now - from));
+    log::info("queue: GPU {} returned to service by {}", g.index, why);
+    // As a person's clear: the Xids seen so far are dealt with, only new ones fence it again.
+    const std::string bus = nvml::normalize_pci_bus_id(g.pci_bus_id);
+    for (const auto& [key, count] : view.xid_counts) {
+      if (!bus.empty() && nvml::normalize_pci_bus_id(key.first) == bus) q_.xid_acked[key] = count;
+    }
+    if (q_.options.on_fence) {
+      q_.options.on_fence({false, g.index, g.uuid, why, kAutoUnfenceWho, true, now});
+    }
+  }
+  recovered_since_ = std::move(still);
 }
 
 void SchedulingLoop::reap_runners() {

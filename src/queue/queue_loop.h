@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -34,6 +35,8 @@ class SchedulingLoop {
   void monitor(std::vector<Job>& running);
   void fence_and_stop(const ClusterView& v, const std::vector<Job>& running);
   void schedule(const ClusterView& v, const MachineView& view);
+  // [queue] auto_unfence: clears the automatic fences of GPUs that recovered on their own.
+  void auto_unfence(const ClusterView& v, const MachineView& view);
   // A dependency's state (nullopt: no such job) and end time, for schedule().
   struct DepState {
     std::optional<JobState> state;
@@ -48,6 +51,8 @@ class SchedulingLoop {
   // The pending jobs' policy order, kept between passes; priority factors are recomputed
   // every priority_calc_period (under the lock).
   sched::KeptOrder order_;
+  // GPU index → since when its fences could be lifted (auto_unfence; under the lock).
+  std::map<unsigned, TimeNs> recovered_since_;
 };
 
 }  // namespace cardiac::queue

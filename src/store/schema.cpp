@@ -11,7 +11,7 @@ namespace cardiac::store {
 namespace {
 
 // Append only: a released migration never changes, a schema change is a new entry.
-constexpr std::array<std::string_view, 7> kMigrations = {
+constexpr std::array<std::string_view, 8> kMigrations = {
     // 1: the initial layout. Samples are "long" (one row per metric value) so a new metric is
     // a row in `metrics`, not a migration.
     R"sql(
@@ -257,6 +257,29 @@ CREATE TABLE rollup_1m_blocks (
   data BLOB NOT NULL
 );
 CREATE UNIQUE INDEX rollup_1m_blocks_by_hour ON rollup_1m_blocks(hour_ns, metric_id, gpu);
+)sql",
+    // 8: an incident's whole lifecycle, for the repeat-offender rules (store/incidents.h): the
+    // card (serial, UUID) and node it happened on, what caused it, when cardiac saw it, when
+    // the queue fenced the GPU, who or what returned it to service (`ended_ns`), and what
+    // people did about it in between (`incident_remediations`). Rows from before were opened
+    // by the sample that saw them: their detection is their start.
+    R"sql(
+ALTER TABLE incidents ADD COLUMN serial TEXT NOT NULL DEFAULT '';
+ALTER TABLE incidents ADD COLUMN hostname TEXT NOT NULL DEFAULT '';
+ALTER TABLE incidents ADD COLUMN cause TEXT NOT NULL DEFAULT '';
+ALTER TABLE incidents ADD COLUMN detected_ns INTEGER;
+ALTER TABLE incidents ADD COLUMN fenced_ns INTEGER;
+ALTER TABLE incidents ADD COLUMN returned_by TEXT NOT NULL DEFAULT '';
+UPDATE incidents SET detected_ns = started_ns;
+CREATE TABLE incident_remediations (
+  id INTEGER PRIMARY KEY,
+  incident_id INTEGER NOT NULL REFERENCES incidents(id),
+  action TEXT NOT NULL,
+  note TEXT NOT NULL DEFAULT '',
+  who TEXT NOT NULL,
+  at_ns INTEGER NOT NULL
+);
+CREATE INDEX incident_remediations_by_incident ON incident_remediations(incident_id);
 )sql",
 };
 

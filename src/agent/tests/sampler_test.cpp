@@ -10,6 +10,7 @@
 
 #include "store/events.h"
 #include "store/listen_ports.h"
+#include "store/incidents.h"
 #include "store/schema.h"
 
 namespace cardiac::agent {
@@ -84,6 +85,152 @@ TEST(PersistStage, TalliesAccumulateAcrossSamples) {
   ASSERT_EQ(tally.xid_counts.size(), 1u);
   EXPECT_EQ(tally.xid_counts.begin()->second, 3u);
   EXPECT_EQ(tally.last_xid.begin()->second, 48);
+}
+
+// One GPU, index 0 on bus 3b, with a serial: the card the incident tests follow.
+nvml::GpuSnapshot one_gpu(nvml::DeviceHealth health) {
+  GpuScript script;
+  script.health = health;
+  nvml::GpuSnapshot s = script.snapshot();
+  s.gpus[0].serial = "1650000000042";
+  return s;
+}
+
+queue::FenceNotice fence_notice(bool fenced, TimeNs at, std::string who = "cardiac (automatic)") {
+  queue::FenceNotice n;
+  n.fenced = fenced;
+  n.gpu = 0;
+  n.reason = fenced ? "Xid 79 on 0000:3b:00.0" : "cleared by " + who;
+  n.who = std::move(who);
+  n.automatic = fenced;
+  n.at = at;
+  return n;
+}
+
+store::Incident only_incident(StoreFixture& f) {
+  return f.store->with([](AgentStore::Access& a) {
+    auto list = store::incidents_since(a.db, 0);
+    EXPECT_TRUE(list && list->size() == 1u);
+    return list && !list->empty() ? list->front() : store::Incident{};
+  });
+}
+
+// A fencing Xid, then the queue's fence, then its clear: one incident with the Xid's time as
+// the fault, the sample that carried it as the detection, the fence and the return.
+TEST(PersistStage, AFencedXidIsAnIncidentFromTheXidToTheClear) {
+  StoreFixture f;
+  PersistStage persist("/dev/kmsg", 5 * kNsPerSec, f.clock, "node7");
+  const TimeNs xid_at = f.clock.now() - 3 * kNsPerSec;
+  Collected in;
+  in.now = f.clock.now();
+  in.gpus = one_gpu(nvml::DeviceHealth::kOk);
+  in.inbox.kernel.push_back(kernel_xid(79, xid_at));
+  f.store->with([&](AgentStore::Access& a) { persist.run(a, in); });
+  // No fence yet: no incident (the queue decides what takes a GPU out of service).
+  EXPECT_TRUE(f.store->with([](AgentStore::Access& a) { return store::incidents_since(a.db, 0); })
+                  ->empty());
+  f.clock.advance(kNsPerSec);
+  Collected fenced;
+  fenced.now = f.clock.now();
+  fenced.gpus = in.gpus;
+  fenced.inbox.fences.push_back(fence_notice(true, fenced.now));
+  f.store->with([&](AgentStore::Access& a) { persist.run(a, fenced); });
+  store::Incident i = only_incident(f);
+  EXPECT_EQ(i.cause, "xid_79");
+  EXPECT_EQ(i.started_ns, xid_at);
+  EXPECT_EQ(i.detected_ns, in.now);
+  EXPECT_EQ(i.fenced_ns, fenced.now);
+  EXPECT_EQ(i.serial, "1650000000042");
+  EXPECT_EQ(i.hostname, "node7");
+  EXPECT_FALSE(i.ended_ns);
+  // Healthy samples do not end it: it is fenced.
+  f.clock.advance(kNsPerSec);
+  Collected healthy;
+  healthy.now = f.clock.now();
+  healthy.gpus = in.gpus;
+  f.store->with([&](AgentStore::Access& a) { persist.run(a, healthy); });
+  EXPECT_FALSE(only_incident(f).ended_ns);
+  f.clock.advance(kNsPerSec);
+  Collected cleared;
+  cleared.now = f.clock.now();
+  cleared.gpus = in.gpus;
+  cleared.inbox.fences.push_back(fence_notice(false, cleared.now, "alice"));
+  f.store->with([&](AgentStore::Access& a) { persist.run(a, cleared); });
+  i = only_incident(f);
+  EXPECT_EQ(i.ended_ns, cleared.now);
+  EXPECT_EQ(i.returned_by, "alice");
+}
+
+// A lost GPU that the queue fences stays in its incident when NVML answers again, until the
+// fence is cleared; auto-unfence's clear is also an event.
+TEST(PersistStage, AFencedHealthFaultEndsWithItsFenceAndAnAutoUnfenceIsAnEvent) {
+  StoreFixture f;
+  PersistStage persist("/dev/kmsg", 5 * kNsPerSec, f.clock, "node7");
+  auto step = [&](nvml::DeviceHealth h, std::vector<queue::FenceNotice> fences) {
+    f.clock.advance(kNsPerSec);
+    Collected in;
+    in.now = f.clock.now();
+    in.gpus = one_gpu(h);
+    in.inbox.fences = std::move(fences);
+    f.store->with([&](AgentStore::Access& a) { persist.run(a, in); });
+    return in.now;
+  };
+  const TimeNs lost = step(nvml::DeviceHealth::kLost, {});
+  const TimeNs fenced = f.clock.now();
+  step(nvml::DeviceHealth::kLost, {fence_notice(true, fenced)});
+  step(nvml::DeviceHealth::kOk, {});
+  store::Incident i = only_incident(f);
+  EXPECT_EQ(i.cause, "health_lost");
+  EXPECT_EQ(i.started_ns, lost);
+  EXPECT_EQ(i.fenced_ns, fenced);
+  EXPECT_FALSE(i.ended_ns);
+  const TimeNs back =
+      step(nvml::DeviceHealth::kOk,
+           {fence_notice(false, f.clock.now() + kNsPerSec, queue::kAutoUnfenceWho)});
+  i = only_incident(f);
+  EXPECT_EQ(i.ended_ns, back);
+  EXPECT_EQ(i.returned_by, queue::kAutoUnfenceWho);
+  // The auto-unfence is kept as an event.
+  auto events =
+      f.store->with([](AgentStore::Access& a) { return store::events_since(a.db, 0, 10); });
+  ASSERT_TRUE(events);
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ((*events)[0].kind, "auto_unfence");
+}
+
+// The same card faulting again within a week of its return raises a critical alert through
+// the evaluate stage, resolved when it returns to service again.
+TEST(PersistStage, ACardFaultingAgainWithinAWeekRaisesTheRepeatOffenderAlert) {
+  StoreFixture f;
+  PersistStage persist("/dev/kmsg", 5 * kNsPerSec, f.clock, "node7");
+  EvaluateStage evaluate(std::make_unique<rules::RuleEngine>(std::vector<rules::Rule>{}), false);
+  auto step = [&](nvml::DeviceHealth h, DurationNs after) {
+    f.clock.advance(after);
+    Collected in;
+    in.now = f.clock.now();
+    in.gpus = one_gpu(h);
+    return f.store->with([&](AgentStore::Access& a) {
+      FaultTally tally = persist.run(a, in);
+      return evaluate.run(a, in, tally, persist.take_alerts());
+    });
+  };
+  step(nvml::DeviceHealth::kLost, kNsPerSec);
+  EXPECT_TRUE(step(nvml::DeviceHealth::kOk, 3600 * kNsPerSec).changes.empty());
+  // Eight days later: not a repeat.
+  step(nvml::DeviceHealth::kLost, 8 * 24 * 3600 * kNsPerSec);
+  step(nvml::DeviceHealth::kOk, 3600 * kNsPerSec);
+  // Two days later: a repeat.
+  Evaluated ev = step(nvml::DeviceHealth::kLost, 2 * 24 * 3600 * kNsPerSec);
+  ASSERT_EQ(ev.changes.size(), 1u);
+  EXPECT_EQ(ev.changes[0].rule, kRepeatOffenderRule);
+  EXPECT_EQ(ev.changes[0].severity, Severity::kCritical);
+  EXPECT_NE(ev.changes[0].description.find("1650000000042"), std::string::npos)
+      << ev.changes[0].description;
+  ASSERT_TRUE(ev.critical_alerts);
+  EXPECT_EQ(ev.critical_alerts->count(0), 1u);
+  ev = step(nvml::DeviceHealth::kOk, 3600 * kNsPerSec);
+  ASSERT_EQ(ev.changes.size(), 1u);
+  EXPECT_EQ(ev.changes[0].status, alerts::ChangeStatus::kResolved);
 }
 
 TEST(EvaluateStage, FenceNoticesAreAlertsWithTheirReason) {

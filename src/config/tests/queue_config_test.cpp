@@ -105,6 +105,20 @@ TEST(QueueConfig, BadValuesAndUnknownKeysNameTheirPlace) {
             "q.toml:2:11: 'queue.account' must be an array of tables ([[queue.account]])");
 }
 
+TEST(QueueConfig, AutoUnfenceIsOnAfterTenMinutesUnlessSetOtherwise) {
+  auto d = parse_config(default_config_text(), "default");
+  ASSERT_TRUE(d) << d.error().what();
+  EXPECT_TRUE(d->queue.auto_unfence);
+  EXPECT_EQ(d->queue.auto_unfence_after, 10 * 60 * kNsPerSec);
+  EXPECT_EQ(QueueSettings{}.auto_unfence_after, d->queue.auto_unfence_after);
+  auto c = parse_config("[queue]\nauto_unfence = false\nauto_unfence_after = \"30m\"\n", "q.toml");
+  ASSERT_TRUE(c) << c.error().what();
+  EXPECT_FALSE(c->queue.auto_unfence);
+  EXPECT_EQ(c->queue.auto_unfence_after, 30 * 60 * kNsPerSec);
+  EXPECT_NE(error_of("[queue]\nauto_unfence_after = \"soon\"\n").find("queue.auto_unfence_after"),
+            std::string::npos);
+}
+
 TEST(QueueConfig, PriorityCalcPeriodIsADurationOrZero) {
   auto c = parse_config("[queue]\npriority_calc_period = \"90s\"\n", "q.toml");
   ASSERT_TRUE(c) << c.error().what();

@@ -53,6 +53,18 @@ void check_traffic(const DoctorInput& in, std::vector<Finding>& out);
 // "ok" when no finding came of it.
 std::string probe_summary(const ProbeResult& p);
 
+// The agent's incident history (DoctorInput::incidents): history.repeat_offender, a card that
+// faults again within kRepeatOffenderWindow of its return to service; history.node_suspect, at
+// least kNodeSuspectIncidents incidents on kNodeSuspectCards or more cards of one node within
+// kNodeSuspectWindow (critical from one card more).
+void check_history(const DoctorInput& in, std::vector<Finding>& out);
+inline constexpr DurationNs kRepeatOffenderWindow = 7 * 24 * 3600 * kNsPerSec;
+inline constexpr DurationNs kNodeSuspectWindow = 30 * 24 * 3600 * kNsPerSec;
+inline constexpr std::size_t kNodeSuspectIncidents = 3;
+inline constexpr std::size_t kNodeSuspectCards = 2;
+
+// The swap procedure for a suspect card (or "the suspect card" for an empty ref).
+CrossCheckPlan cross_check_plan(const GpuRef& g);
 // Adds the cross-check plan to every finding that suspects a card (fell off the bus,
 // repeated Xid 79/48/94/95/119, …).
 void add_cross_check_plans(std::vector<Finding>& findings);

@@ -70,7 +70,9 @@ bool outranks(const Finding& a, const Finding& b) {
   return named_suspect(a) && !named_suspect(b);
 }
 
-CrossCheckPlan make_plan(const GpuRef& g) {
+}  // namespace
+
+CrossCheckPlan cross_check_plan(const GpuRef& g) {
   std::string who = g.empty() ? std::string("the suspect card") : check_util::describe(g);
   std::string serial = g.serial.empty()
                            ? std::string("serial unknown: read it from the card's label")
@@ -129,8 +131,6 @@ CrossCheckPlan make_plan(const GpuRef& g) {
   return p;
 }
 
-}  // namespace
-
 void add_cross_check_plans(std::vector<Finding>& findings) {
   std::vector<Group> groups;
   for (std::size_t i = 0; i < findings.size(); ++i) {
@@ -157,7 +157,7 @@ void add_cross_check_plans(std::vector<Finding>& findings) {
       }
       if (outranks(findings[i], findings[holder])) holder = i;
     }
-    if (!has_plan) findings[holder].cross_check = make_plan(g.gpu);
+    if (!has_plan) findings[holder].cross_check = cross_check_plan(g.gpu);
     std::string pointer =
         fmt::format("Cross-check this card: see the plan under \"{}\"", findings[holder].title);
     for (std::size_t i : g.members) {

@@ -25,6 +25,7 @@ Report diagnose(const DoctorInput& in) {
   check_traffic(in, r.findings);
   check_security(in, r.findings);
   check_drift(in, r.findings);
+  check_history(in, r.findings);
   add_cross_check_plans(r.findings);
   add_gpu_jobs(in, r.findings);
   attach_runbooks(r.findings, in.config.runbook_base);

@@ -366,6 +366,9 @@ Result<DoctorInput> gather(const GatherOptions& o, const Clock& clock, const Sle
     auto series = history_from_store(*db, in.now, o.history);
     if (!series) return fail(series.error().with_context("--db " + o.db));
     in.history = std::move(*series);
+    auto incidents = incidents_from_store(*db, in.now - kIncidentLookback);
+    if (!incidents) return fail(incidents.error().with_context("--db " + o.db));
+    in.incidents = std::move(*incidents);
     read_process_book(o.db, in, skipped);
     auto ports = store::listen_ports(*db);
     if (!ports) return fail(ports.error().with_context("--db " + o.db));

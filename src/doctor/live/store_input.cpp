@@ -132,6 +132,35 @@ Result<std::vector<GpuHistory>> history_from_store(const store::Db& db, TimeNs n
   return out;
 }
 
+Result<std::vector<IncidentRecord>> incidents_from_store(const store::Db& db, TimeNs since) {
+  auto stored = store::incidents_since(db, since);
+  if (!stored) return fail(stored.error());
+  std::vector<IncidentRecord> out;
+  for (auto it = stored->rbegin(); it != stored->rend(); ++it) {
+    IncidentRecord r;
+    r.id = it->id;
+    r.gpu = it->gpu;
+    r.uuid = it->uuid;
+    r.serial = it->serial;
+    r.pci_bus_id = it->pci_bus_id;
+    r.hostname = it->hostname;
+    r.kind = std::string(nvml::device_health_name(it->kind));
+    r.cause = it->cause;
+    r.started = it->started_ns;
+    r.detected = it->detected_ns;
+    r.fenced = it->fenced_ns;
+    r.returned = it->ended_ns;
+    r.returned_by = it->returned_by;
+    r.evidence = it->evidence;
+    for (const auto& m : it->remediations) {
+      r.remediations.push_back(
+          {std::string(store::remediation_action_name(m.action)), m.note, m.who, m.at_ns});
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 // The agent's per-process memory book beside its store (serving/vram_book.h). A store without
 // one (an older agent, or none running) is not an error; a damaged one is noted and skipped.
 void read_process_book(const std::string& db_path, DoctorInput& in,

@@ -12,6 +12,7 @@
 #include "nvml/gpu.h"
 #include "store/db.h"
 #include "store/events.h"
+#include "store/incidents.h"
 
 namespace cardiac::doctor {
 
@@ -26,6 +27,11 @@ std::vector<kmsg::KernelEvent> events_from_store(const std::vector<store::Event>
 // The temperature over `span` and retired DBE pages over a week, per GPU.
 Result<std::vector<GpuHistory>> history_from_store(const store::Db& db, TimeNs now,
                                                    DurationNs span);
+// How far back the history checks read incidents: 90 days (the node rule looks at 30, a
+// repeat offender's history is shown whole within it).
+inline constexpr DurationNs kIncidentLookback = 90 * 24 * 3600 * kNsPerSec;
+// The store's fault incidents since `since`, oldest first, as the history checks read them.
+Result<std::vector<IncidentRecord>> incidents_from_store(const store::Db& db, TimeNs since);
 // The agent's per-process memory book beside the store at `db_path`, into `in.process_vram`;
 // none is not an error, a damaged one is noted in `skipped`.
 void read_process_book(const std::string& db_path, DoctorInput& in,

@@ -4,12 +4,14 @@
 // starts first; `--account` must be one of the user's; the age factor counts from when a job
 // became eligible (released from hold, dependencies met), seen in the priority breakdown.
 #include <gtest/gtest.h>
+
 #include <signal.h>
 
 #include <cmath>
 #include <filesystem>
 
 #include "core/format.h"
+#include "queue/cluster_view.h"
 #include "queue/job_store.h"
 #include "queue/tests/support.h"
 #include "store/schema.h"
@@ -242,4 +244,70 @@ TEST_F(QueuePolicyTest, PriorityFactorsAreRecomputedOnlyOncePerPeriod) {
 }
 
 }  // namespace
+// [queue] auto_unfence on the queue's clock: a GPU fenced because NVML stopped answering comes
+// back once it answers again with nothing pending, for auto_unfence_after in a row; a row remap
+// waiting for a reset keeps it fenced, and so does an Xid whose remedy is the hardware (48,
+// double-bit ECC) on another GPU.
+TEST_F(QueuePolicyTest, AutoUnfenceReturnsARecoveredGpuButNeverAnRmaClassXid) {
+  clock_ = &manual_;
+  config::QueueSettings s;
+  s.auto_unfence_after = 10 * 60 * kNsPerSec;
+  start(s);
+  set_view([](health::StatusReport& r) {
+    r.gpus[1].reading.health = nvml::DeviceHealth::kUnresponsive;
+    r.gpus[1].reading.health_detail = "NVML call timed out";
+  });
+  {
+    std::lock_guard lock(mu_);
+    view_.xid_counts[{"0000:12:00.0", 48}] = 1;  // GPU 2
+  }
+  q_->tick();
+  auto active = [&] { return call({{"op", "fence"}, {"action", "list"}})["fences"]; };
+  ASSERT_EQ(active().size(), 2u) << active().dump();
+  // Answering again, but a row remap waits for a reset: kept.
+  set_view([](health::StatusReport& r) {
+    r.gpus[1].reading.health = nvml::DeviceHealth::kOk;
+    r.gpus[1].reading.remapped_rows_pending = true;
+  });
+  q_->tick();
+  manual_.advance(11 * 60 * kNsPerSec);
+  q_->tick();
+  EXPECT_EQ(active().size(), 2u);
+  // Nothing pending: the probe passes from now on, and the fence goes after 10 minutes.
+  set_view([](health::StatusReport& r) { r.gpus[1].reading.remapped_rows_pending = false; });
+  q_->tick();
+  manual_.advance(9 * 60 * kNsPerSec);
+  q_->tick();
+  EXPECT_EQ(active().size(), 2u);
+  manual_.advance(2 * 60 * kNsPerSec);
+  q_->tick();
+  auto left = active();
+  ASSERT_EQ(left.size(), 1u) << left.dump();
+  EXPECT_EQ(left[0]["gpu"], 2);
+  EXPECT_NE(left[0]["reason"].get<std::string>().find("Xid 48"), std::string::npos);
+  auto all = call({{"op", "fence"}, {"action", "list"}, {"all", true}})["fences"];
+  bool cleared = false;
+  for (const auto& f : all) {
+    if (f["gpu"] == 1 && f["cleared_by"] == kAutoUnfenceWho) cleared = true;
+  }
+  EXPECT_TRUE(cleared) << all.dump();
+  // Days later the Xid 48 GPU is still fenced.
+  manual_.advance(3 * 24 * 3600 * kNsPerSec);
+  q_->tick();
+  EXPECT_EQ(active().size(), 1u);
+}
+
+TEST(AutoUnfence, TheCatalogDecidesWhichFencesMayLift) {
+  EXPECT_TRUE(fence_may_lift("GPU unresponsive: NVML call timed out"));
+  EXPECT_TRUE(fence_may_lift("GPU error: NVML_ERROR_UNKNOWN"));
+  EXPECT_FALSE(fence_may_lift("GPU lost: GPU_IS_LOST"));
+  EXPECT_FALSE(fence_may_lift("GPU reset_required: NVML"));
+  EXPECT_FALSE(fence_may_lift("Xid 79 on 0000:3b:00.0"));  // reboot
+  EXPECT_FALSE(fence_may_lift("Xid 48 on 0000:3b:00.0"));  // the hardware
+  EXPECT_FALSE(fence_may_lift("2 uncorrectable (double-bit) ECC errors since the last reset"));
+  EXPECT_FALSE(fence_may_lift("row remapping failed"));
+  EXPECT_FALSE(fence_may_lift("Xid"));
+  EXPECT_FALSE(fence_may_lift("Xid 4x on"));
+}
+
 }  // namespace cardiac::queue

@@ -258,6 +258,7 @@ TEST(StoreSealed, PreviousSchemaWithRowsMigratesAndKeepsItsHistory) {
   {
     // A store as the previous release left it: version 5, samples as rows.
     Db db = testing::open_test_store(dir);
+    ASSERT_TRUE(db.exec(testing::kUndoMigration8));
     ASSERT_TRUE(
         db.exec("DROP TABLE sample_chunks; DROP TABLE sample_seals; DROP TABLE sample_tail; "
                 "DROP TABLE tail_log; DROP TABLE rollup_1m_blocks; "

@@ -42,6 +42,14 @@ std::int64_t tail_records(const Db& db);
 // SQL over them; fails the test on error.
 void copy_minute_rows(Db& db);
 
+// Undoes migration 8 (the incident lifecycle) but not its schema_version row, for tests that
+// rewind a store to an older schema before opening it again.
+inline constexpr const char* kUndoMigration8 =
+    "DROP TABLE incident_remediations; ALTER TABLE incidents DROP COLUMN serial; "
+    "ALTER TABLE incidents DROP COLUMN hostname; ALTER TABLE incidents DROP COLUMN cause; "
+    "ALTER TABLE incidents DROP COLUMN detected_ns; ALTER TABLE incidents DROP COLUMN fenced_ns; "
+    "ALTER TABLE incidents DROP COLUMN returned_by;";
+
 // count(*) of a table or any scalar query.
 std::int64_t scalar(const Db& db, const std::string& sql);
 

@@ -124,6 +124,7 @@ TEST(StoreTailLog, TailRowsOfTheTableMigrateAndAreSealedByTheNextWriter) {
   {
     // A store as version 6 left it: two tail rows of segment 4 in `sample_tail`.
     Db db = testing::open_test_store(dir);
+    ASSERT_TRUE(db.exec(testing::kUndoMigration8));
     ASSERT_TRUE(
         db.exec("DROP TABLE tail_log; DROP TABLE rollup_1m_blocks; "
                 "DELETE FROM schema_version WHERE version >= 7"));
