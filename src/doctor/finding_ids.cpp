@@ -107,6 +107,26 @@ constexpr std::string_view kFixedIds[] = {
     "security.uid0_account",
     "security.unknown_gpu_process",
     "security.uplink_flood",
+    // configuration drift (checks/drift.cpp, --baseline)
+    "drift.clocks",
+    "drift.cpu_governor",
+    "drift.cuda",
+    "drift.driver",
+    "drift.gpu",
+    "drift.gpu_mode",
+    "drift.hugepages",
+    "drift.iommu",
+    "drift.kernel",
+    "drift.kernel_params",
+    "drift.library",
+    "drift.numa",
+    "drift.os",
+    "drift.other",
+    "drift.pcie",
+    "drift.power_limit",
+    // history (checks/history.cpp, the agent store's incidents)
+    "history.node_suspect",
+    "history.repeat_offender",
 };
 
 // Whether `id` is "xid.<N>" for a decimal N.

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "baseline/baseline.h"
 #include "doctor/finding_ids.h"
 #include "doctor/render/render.h"
 #include "doctor/tests/support.h"
@@ -111,6 +112,17 @@ TEST(FindingIds, EveryIdLiteralInTheChecksIsRegistered) {
   EXPECT_GT(seen, 60U) << "the scan found too few ids: did the checks move?";
   EXPECT_TRUE(missing.empty()) << "ids not in src/doctor/finding_ids.cpp:\n"
                                << fmt::format("{}", fmt::join(missing, "\n"));
+}
+
+// The drift check composes its ids at run time ("drift." + the fact's family), out of reach of
+// the literal scan above: every family the baseline catalog knows must be registered.
+TEST(FindingIds, EveryDriftFamilyIsRegistered) {
+  const auto& ids = registered_finding_ids();
+  ASSERT_FALSE(baseline::families().empty());
+  for (auto family : baseline::families()) {
+    const std::string id = "drift." + std::string(family);
+    EXPECT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << id;
+  }
 }
 
 TEST(FindingIds, XidsMapToTheirOwnRunbookOrTheGenericOne) {
