@@ -118,6 +118,9 @@ struct GpuReading {
   std::optional<unsigned> remapped_rows_uncorrected;
   std::optional<bool> remapped_rows_pending;
   std::optional<bool> remapped_rows_failure;
+  // NVML's recovery action (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION): 0 none, 1 GPU reset, 2 node
+  // reboot, 3 drain peer-to-peer, 4 drain and reset. Absent before driver 550.
+  std::optional<unsigned> recovery_action;
 
   // PCIe.
   std::optional<unsigned> pcie_gen_current;

@@ -151,6 +151,11 @@ void Reader::read_memory_errors(nvmlDevice_t h, GpuReading& g) {
     g.remapped_rows_pending = is_pending != 0;
     g.remapped_rows_failure = failure != 0;
   }
+  nvmlFieldValue_t field{};
+  field.fieldId = kFieldRecoveryAction;
+  rc = CARDIAC_NVML_CALL(field_values, "nvmlDeviceGetFieldValues", h, 1, &field);
+  if (!note(g, "nvmlDeviceGetFieldValues", rc)) return;
+  if (rc == kSuccess && field.nvmlReturn == kSuccess) g.recovery_action = field.value.uiVal;
 }
 
 void Reader::read_pcie(nvmlDevice_t h, GpuReading& g) {

@@ -55,6 +55,26 @@ struct nvmlProcessInfo_t {  // _v2 and _v3 of *RunningProcesses share this layou
   unsigned int computeInstanceId;
 };
 
+union nvmlValue_t {
+  double dVal;
+  unsigned int uiVal;
+  unsigned long ulVal;
+  unsigned long long ullVal;
+  signed long long sllVal;
+  signed int siVal;
+  unsigned short usVal;
+};
+
+struct nvmlFieldValue_t {  // one entry of nvmlDeviceGetFieldValues
+  unsigned int fieldId;
+  unsigned int scopeId;
+  long long timestamp;
+  long long latencyUsec;
+  int valueType;  // nvmlValueType_t
+  nvmlReturn_t nvmlReturn;
+  nvmlValue_t value;
+};
+
 struct nvmlEventData_t {
   nvmlDevice_t device;
   unsigned long long eventType;
@@ -71,6 +91,7 @@ static_assert(sizeof(nvmlMemory_t) == 24);
 static_assert(sizeof(nvmlMemory_v2_t) == 40 && offsetof(nvmlMemory_v2_t, used) == 32);
 static_assert(sizeof(nvmlProcessInfo_v1_t) == 16);
 static_assert(sizeof(nvmlProcessInfo_t) == 24 && offsetof(nvmlProcessInfo_t, usedGpuMemory) == 8);
+static_assert(sizeof(nvmlFieldValue_t) == 40 && offsetof(nvmlFieldValue_t, value) == 32);
 static_assert(sizeof(nvmlEventData_t) == 32 && offsetof(nvmlEventData_t, eventData) == 16);
 
 namespace cardiac::nvml {
@@ -123,6 +144,9 @@ constexpr unsigned kVbiosBufferSize = 32;    // NVML_DEVICE_VBIOS_VERSION_BUFFER
 constexpr unsigned kNvLinkMaxLinks = 18;     // links probed (the API-13 header allows 36)
 
 // nvmlTemperatureSensors_t / nvmlTemperatureThresholds_t.
+// NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (driver 550 and later): NVML_GPU_RECOVERY_ACTION_NONE 0,
+// GPU_RESET 1, NODE_REBOOT 2, DRAIN_P2P 3, DRAIN_AND_RESET 4.
+constexpr unsigned kFieldRecoveryAction = 230;
 constexpr unsigned kTemperatureGpu = 0;
 constexpr unsigned kThresholdShutdown = 0;
 constexpr unsigned kThresholdSlowdown = 1;

@@ -55,11 +55,13 @@ void SchedulingLoop::tick() {
 namespace {
 
 // The health probe a fenced GPU passes to return to service by itself: NVML answers it
-// normally, no memory repair waits for a reset, and nothing critical (a new fencing Xid since
-// the last clear included) is seen now.
+// normally and its recovery action is NONE (a driver too old to say, before 550, never passes:
+// an unknown action is not "none"), no memory repair waits for a reset, and nothing critical
+// (a new fencing Xid since the last clear included) is seen now.
 bool passes_probe(const nvml::GpuReading& g, const ClusterView& v) {
-  return g.health == nvml::DeviceHealth::kOk && !g.retired_pages_pending.value_or(false) &&
-         !g.remapped_rows_pending.value_or(false) && !v.critical.count(g.index);
+  return g.health == nvml::DeviceHealth::kOk && g.recovery_action == 0U &&
+         !g.retired_pages_pending.value_or(false) && !g.remapped_rows_pending.value_or(false) &&
+         !v.critical.count(g.index);
 }
 
 }  // namespace

@@ -142,6 +142,23 @@ nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, unsigne
   return call.get_bool("retired_pages_pending", pending);
 }
 
+// Only NVML_FI_DEV_GET_GPU_RECOVERY_ACTION is known; every other field answers NOT_SUPPORTED in
+// its own entry, as a real driver does for fields it lacks.
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count, nvmlFieldValue_t* values) {
+  FAKE_DEVICE_CALL(device);
+  if (count < 0 || (count > 0 && values == nullptr)) return ReturnCode::kInvalidArgument;
+  const Json& d = call.device();
+  for (int i = 0; i < count; ++i) {
+    nvmlFieldValue_t& v = values[i];
+    v.nvmlReturn = ReturnCode::kNotSupported;
+    if (v.fieldId != cardiac::nvml::kFieldRecoveryAction || !d.contains("recovery_action"))
+      continue;
+    v.valueType = 0;  // NVML_VALUE_TYPE_UNSIGNED_INT
+    v.nvmlReturn = call.get("recovery_action", &v.value.uiVal);
+  }
+  return ReturnCode::kSuccess;
+}
+
 nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int* corrected,
                                        unsigned int* uncorrected, unsigned int* pending,
                                        unsigned int* failure) {

@@ -70,6 +70,7 @@ constexpr std::array kDeviceKeys{
     Key{"remapped_rows_uncorrected", Kind::kU32},
     Key{"remapped_rows_pending", Kind::kBool},
     Key{"remapped_rows_failure", Kind::kBool},
+    Key{"recovery_action", Kind::kU32},
     Key{"pcie_gen_current", Kind::kU32},
     Key{"pcie_gen_max", Kind::kU32},
     Key{"pcie_width_current", Kind::kU32},

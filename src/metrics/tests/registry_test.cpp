@@ -118,7 +118,8 @@ TEST(Registry, EveryGpuFieldIsExportedOrDeliberatelyNot) {
       "pci_device_id",          "pci_subsystem_id",  // identity, not a measurement
       "minor_number",                                // the dcgm "device" label
       "temperature_memory_max",                      // thresholds without a dcgm counterpart; later
-      "temperature_gpu_max",    "ecc_pending_enabled"};
+      "temperature_gpu_max",    "ecc_pending_enabled",
+      "recovery_action"};  // read by the queue's auto-unfence; an enum, not a measurement
   std::set<std::string> sources;
   for (const auto& m : metric_registry()) {
     std::string s(m.source);

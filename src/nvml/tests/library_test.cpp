@@ -3,9 +3,15 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "nvml/library.h"
 #include "nvml/reader.h"
@@ -73,6 +79,28 @@ TEST(Reader, ReadsThroughTheHookAndCachesIdentity) {
   EXPECT_TRUE(seen.count("nvmlDeviceGetTemperature"));
   EXPECT_TRUE(seen.count("nvmlDeviceGetNvLinkErrorCounter"));
   EXPECT_EQ(second.sampled_at, clock.now());
+}
+
+// NVML's recovery action through nvmlDeviceGetFieldValues: read where the driver answers it,
+// absent where it does not (a driver before 550).
+TEST(Reader, ReadsTheRecoveryActionFieldWhereTheDriverHasIt) {
+  std::ifstream in(scenario("healthy-8xh100.json"));
+  auto doc = nlohmann::json::parse(in);
+  doc["devices"][0]["recovery_action"] = 1;  // NVML_GPU_RECOVERY_ACTION_GPU_RESET
+  doc["devices"][1]["recovery_action"] = 0;
+  const std::string path = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                           "/cardiac-recovery-" + std::to_string(::getpid()) + ".json";
+  std::ofstream(path) << doc.dump();
+  setenv("CARDIAC_FAKE_NVML_SCENARIO", path.c_str(), 1);
+  auto lib = Library::open(FAKE_NVML_PATH);
+  ASSERT_TRUE(lib);
+  ManualClock clock;
+  Reader reader(**lib, clock);
+  ASSERT_TRUE(reader.init());
+  EXPECT_EQ(reader.read_device(0).recovery_action, 1u);
+  EXPECT_EQ(reader.read_device(1).recovery_action, 0u);
+  EXPECT_FALSE(reader.read_device(2).recovery_action);
+  std::remove(path.c_str());
 }
 
 TEST(Reader, AsksWhereEachActiveNvLinkEndsOnce) {

@@ -245,8 +245,9 @@ TEST_F(QueuePolicyTest, PriorityFactorsAreRecomputedOnlyOncePerPeriod) {
 
 }  // namespace
 // [queue] auto_unfence on the queue's clock: a GPU fenced because NVML stopped answering comes
-// back once it answers again with nothing pending, for auto_unfence_after in a row; a row remap
-// waiting for a reset keeps it fenced, and so does an Xid whose remedy is the hardware (48,
+// back once it answers again with nothing pending and NVML's recovery action NONE, for
+// auto_unfence_after in a row; a row remap waiting for a reset, a recovery action NVML does not
+// report or one asking for a reset keep it fenced, and so does an Xid whose remedy is the hardware (48,
 // double-bit ECC) on another GPU.
 TEST_F(QueuePolicyTest, AutoUnfenceReturnsARecoveredGpuButNeverAnRmaClassXid) {
   clock_ = &manual_;
@@ -273,8 +274,20 @@ TEST_F(QueuePolicyTest, AutoUnfenceReturnsARecoveredGpuButNeverAnRmaClassXid) {
   manual_.advance(11 * 60 * kNsPerSec);
   q_->tick();
   EXPECT_EQ(active().size(), 2u);
-  // Nothing pending: the probe passes from now on, and the fence goes after 10 minutes.
+  // Nothing pending, but NVML does not say its recovery action (a driver before 550): kept.
   set_view([](health::StatusReport& r) { r.gpus[1].reading.remapped_rows_pending = false; });
+  q_->tick();
+  manual_.advance(11 * 60 * kNsPerSec);
+  q_->tick();
+  EXPECT_EQ(active().size(), 2u);
+  // The recovery action asks for a GPU reset: kept.
+  set_view([](health::StatusReport& r) { r.gpus[1].reading.recovery_action = 1U; });
+  q_->tick();
+  manual_.advance(11 * 60 * kNsPerSec);
+  q_->tick();
+  EXPECT_EQ(active().size(), 2u);
+  // Recovery action NONE: the probe passes from now on, and the fence goes after 10 minutes.
+  set_view([](health::StatusReport& r) { r.gpus[1].reading.recovery_action = 0U; });
   q_->tick();
   manual_.advance(9 * 60 * kNsPerSec);
   q_->tick();
