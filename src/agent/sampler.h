@@ -31,8 +31,8 @@
 #include "nvml/gpu.h"
 #include "platform/fs.h"
 #include "rules/engine.h"
-#include "store/listen_ports.h"
 #include "store/incidents.h"
+#include "store/listen_ports.h"
 #include "telemetry/gpu_collector.h"
 
 namespace cardiac::agent {

@@ -9,8 +9,8 @@
 #include "agent/tests/support.h"
 
 #include "store/events.h"
-#include "store/listen_ports.h"
 #include "store/incidents.h"
+#include "store/listen_ports.h"
 #include "store/schema.h"
 
 namespace cardiac::agent {

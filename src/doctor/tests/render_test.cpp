@@ -178,10 +178,12 @@ TEST(DoctorJson, SummaryCountsPerSeverityAndCategory) {
   EXPECT_EQ(s["findings"], 3);
   EXPECT_EQ(s["problems"], 2);
   EXPECT_EQ(s["by_severity"], (json{{"info", 1}, {"warning", 1}, {"critical", 1}}));
-  EXPECT_EQ(
-      s["by_category"],
-      (json{
-          {"hardware", 1}, {"driver", 0}, {"resources", 1}, {"network", 1}, {"configuration", 0}, {"security", 0}}));
+  EXPECT_EQ(s["by_category"], (json{{"hardware", 1},
+                                    {"driver", 0},
+                                    {"resources", 1},
+                                    {"network", 1},
+                                    {"configuration", 0},
+                                    {"security", 0}}));
   EXPECT_EQ(s["events"], 2);
   EXPECT_EQ(to_json(Report{})["summary"]["worst"], "info");
 }

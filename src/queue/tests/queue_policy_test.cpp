@@ -247,8 +247,8 @@ TEST_F(QueuePolicyTest, PriorityFactorsAreRecomputedOnlyOncePerPeriod) {
 // [queue] auto_unfence on the queue's clock: a GPU fenced because NVML stopped answering comes
 // back once it answers again with nothing pending and NVML's recovery action NONE, for
 // auto_unfence_after in a row; a row remap waiting for a reset, a recovery action NVML does not
-// report or one asking for a reset keep it fenced, and so does an Xid whose remedy is the hardware (48,
-// double-bit ECC) on another GPU.
+// report or one asking for a reset keep it fenced, and so does an Xid whose remedy is the hardware
+// (48, double-bit ECC) on another GPU.
 TEST_F(QueuePolicyTest, AutoUnfenceReturnsARecoveredGpuButNeverAnRmaClassXid) {
   clock_ = &manual_;
   config::QueueSettings s;
