@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/tests/run_command.h"
 #include "core/tests/temp_dir.h"
 #include "core/time.h"
 #include "store/events.h"
@@ -17,37 +18,6 @@
 
 namespace cardiac::cli {
 namespace {
-
-struct Ran {
-  int rc = -1;
-  std::string out;
-  std::string err;
-};
-
-// As main() does for one subcommand: parse, then run with a Context of our own.
-Ran run(Runner (*register_fn)(CLI::App&), const char* name, std::vector<std::string> args,
-        const Clock& clock) {
-  CLI::App app{"test", "cardiac"};
-  CLI::App* sub = app.add_subcommand(name, "");
-  Runner runner = register_fn(*sub);
-  args.insert(args.begin(), name);
-  std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
-  Ran r;
-  try {
-    app.parse(args);
-  } catch (const CLI::ParseError& e) {
-    r.rc = e.get_exit_code() == 0 ? 0 : kExitUsage;
-    r.err = e.what();
-    return r;
-  }
-  std::ostringstream out;
-  std::ostringstream err;
-  Context ctx{out, err, clock, false};
-  r.rc = runner(ctx);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
 
 using cardiac::testing::TempDir;
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/tests/run_command.h"
 #include "core/tests/temp_dir.h"
 #include "failstats/classes.h"
 #include "failstats/intervals.h"
@@ -27,37 +28,6 @@ using cardiac::testing::TempDir;
 
 constexpr DurationNs kHour = 3600 * kNsPerSec;
 constexpr DurationNs kDay = 24 * kHour;
-
-struct Ran {
-  int rc = -1;
-  std::string out;
-  std::string err;
-};
-
-// As main() does for one subcommand: parse, then run with a Context of our own.
-Ran run(Runner (*register_fn)(CLI::App&), const char* name, std::vector<std::string> args,
-        const Clock& clock) {
-  CLI::App app{"test", "cardiac"};
-  CLI::App* sub = app.add_subcommand(name, "");
-  Runner runner = register_fn(*sub);
-  args.insert(args.begin(), name);
-  std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
-  Ran r;
-  try {
-    app.parse(args);
-  } catch (const CLI::ParseError& e) {
-    r.rc = e.get_exit_code() == 0 ? 0 : kExitUsage;
-    r.err = e.what();
-    return r;
-  }
-  std::ostringstream out;
-  std::ostringstream err;
-  Context ctx{out, err, clock, false};
-  r.rc = runner(ctx);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
