@@ -340,12 +340,31 @@ TEST(Agent, GpuFaultsBecomeIncidentsThatEndWhenTheGpuRecovers) {
   EXPECT_EQ(open["gpu"], 5);
   EXPECT_EQ(open["kind"], "lost");
   EXPECT_TRUE(open["ended"].is_null());
+  // A lost GPU is fenced, and a fenced incident ends only when its fence is cleared: the card
+  // answering again is not yet a return to service.
+  auto fenced = [&] {
+    auto r = run_cardiac({"incident", "list", "--json", "--state-dir", agent.state_dir()});
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    return j.is_array() && j.size() == 1 && !j[0]["fenced"].is_null();
+  };
+  ASSERT_TRUE(eventually(fenced)) << incidents().dump();
   sc["devices"][5].erase("state");
   agent.write_scenario(sc.dump());
   ASSERT_TRUE(eventually([&] {
+    auto j = nlohmann::json::parse(agent.get("/api/v1/status").second, nullptr, false);
+    return j.is_object() && j.contains("gpus") && j["gpus"].size() == 8 &&
+           j["gpus"][5].value("health", "") == "ok";
+  })) << agent.get("/api/v1/status").second;
+  auto still = incidents();
+  ASSERT_EQ(still.size(), 1U);
+  EXPECT_TRUE(still[0]["ended"].is_null()) << still.dump();
+  // A person clears the fence: the incident ends, its return to service recorded.
+  auto clear = run_cardiac({"fence", "clear", "5"}, {{"CARDIAC_STATE_DIR", agent.state_dir()}});
+  ASSERT_EQ(clear.exit_code, 0) << clear.err;
+  ASSERT_TRUE(eventually([&] {
     auto j = incidents();
     return j.is_array() && j.size() == 1 && !j[0]["ended"].is_null();
-  }));
+  })) << incidents().dump();
 }
 
 TEST(Agent, RecoversWhenTheDriverStopsHanging) {

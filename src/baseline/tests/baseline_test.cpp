@@ -11,6 +11,8 @@
 namespace cardiac::baseline {
 namespace {
 
+using namespace std::string_literals;
+
 constexpr const char* kNode01 = CARDIAC_FIXTURES_DIR "/hosts/debian-gpu-8x";
 constexpr const char* kNode02 = CARDIAC_FIXTURES_DIR "/hosts/gpu-node-02-drift";
 
@@ -105,9 +107,8 @@ TEST(BaselineCapture, LibrariesFromTheCacheAndAbsent) {
   MemFs fs;
   fs.add_file("/opt/nccl/lib/libnccl.so.2.19.3", "");
   // The cache names the directory; nothing else would.
-  fs.add_file(
-      "/etc/ld.so.cache",
-      std::string("glibc-ld.so.cache1.1\0\0libnccl.so.2\0/opt/nccl/lib/libnccl.so.2\0", 64));
+  fs.add_file("/etc/ld.so.cache",
+              "glibc-ld.so.cache1.1\0\0libnccl.so.2\0/opt/nccl/lib/libnccl.so.2\0"s);
   fs.add_file("/usr/lib64/libcudnn.so.8", "");  // only the soname: the major version
   Baseline b = capture(fs, nullptr, 0);
   EXPECT_EQ(value(b, "library.nccl"), "2.19.3");

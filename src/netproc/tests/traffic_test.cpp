@@ -10,6 +10,8 @@
 namespace cardiac::netproc {
 namespace {
 
+using namespace std::string_literals;
+
 Socket tcp(std::uint64_t inode, std::string remote_address, std::uint64_t sent,
            std::uint64_t received, bool loopback = false) {
   Socket s;
@@ -158,7 +160,7 @@ TEST(Owners, FdLinksUnderAMemFsNameTheProcessAndUser) {
   fs.add_file("/etc/passwd", "root:x:0:0::/:/bin/sh\nalice:x:1000:1000::/:/bin/sh\n");
   fs.add_file("/proc/300/comm", "rsync\n");
   fs.add_file("/proc/300/status", "Name:\trsync\nUid:\t1000\t1000\t1000\t1000\n");
-  fs.add_file("/proc/300/cmdline", std::string("rsync\0-a\0/data\0host:/backup\0", 30));
+  fs.add_file("/proc/300/cmdline", "rsync\0-a\0/data\0host:/backup\0"s);
   fs.add_link("/proc/300/fd/0", "/dev/null");
   fs.add_link("/proc/300/fd/3", "socket:[4242]");
   fs.add_link("/proc/300/fd/4", "pipe:[1]");
