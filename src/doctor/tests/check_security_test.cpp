@@ -6,6 +6,7 @@
 #include "core/format.h"
 #include "doctor/checks/checks.h"
 #include "doctor/security_facts.h"
+#include "doctor/tests/support.h"
 #include "platform/fs.h"
 
 namespace cardiac::doctor {
@@ -32,18 +33,8 @@ std::vector<Finding> run(const DoctorInput& in) {
   return out;
 }
 
-const Finding* find(const std::vector<Finding>& fs, std::string_view id) {
-  for (const auto& f : fs) {
-    if (f.id == id) return &f;
-  }
-  return nullptr;
-}
-
-std::string ids(const std::vector<Finding>& fs) {
-  std::string s;
-  for (const auto& f : fs) s += f.id + " ";
-  return s;
-}
+using hw_test::find;
+using hw_test::ids;
 
 std::string evidence_text(const Finding& f) {
   std::string s;
