@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/security_watch.h"
 #include "cli/status_text.h"
 #include "core/clock.h"
 #include "health/report.h"
@@ -310,6 +311,27 @@ void BM_HostCollect_Live(benchmark::State& state) {
   host_collect(state, "/");
 }
 BENCHMARK(BM_HostCollect_Live)->Unit(benchmark::kMicrosecond)->MinTime(0.2);
+
+// One scan of the agent's security watch over this machine (agent/security_watch.h): every
+// process's /proc entries, the sockets, /etc/passwd, and the traffic snapshot (netlink). The
+// agent does this once per [security] watch_interval (1 min), so a scan's CPU time over 60 s is
+// its share of a core.
+void BM_SecurityWatchScan_Live(benchmark::State& state) {
+  const cardiac::SystemClock& clock = cardiac::SystemClock::instance();
+  cardiac::agent::SecurityWatchOptions o;
+  o.every = 1;  // every add() scans
+  cardiac::agent::SecurityWatch watch(o, std::make_shared<cardiac::RootFs>("/"), clock);
+  cardiac::nvml::GpuSnapshot gpus;
+  gpus.available = true;
+  std::vector<cardiac::rules::Point> points;
+  for (auto _ : state) {
+    points.clear();
+    watch.add(gpus, cardiac::agent::HostView{}, std::nullopt, clock.now(), points);
+    benchmark::DoNotOptimize(points);
+  }
+  state.counters["findings"] = static_cast<double>(watch.findings().size());
+}
+BENCHMARK(BM_SecurityWatchScan_Live)->Unit(benchmark::kMillisecond)->MinTime(0.5);
 
 // Judging, JSON and text of a pre-collected 8-GPU snapshot and the fixture host. The input
 // copies that build_report consumes are made with the timer paused.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -22,6 +23,7 @@
 #include "config/agent_config.h"
 #include "core/format.h"
 #include "core/log.h"
+#include "doctor/finding_ids.h"
 #include "platform/subprocess.h"
 #include "queue/job_store.h"
 #include "rules/defaults.h"
@@ -194,6 +196,34 @@ Status start_queue(Agent::Parts& p) {
   return p.queue->start();
 }
 
+// The signs of compromise looked for every [security] watch_interval, with the ports the store
+// saw listening before this start (so that a restart makes no port "new").
+std::unique_ptr<SecurityWatch> make_security_watch(Agent::Parts& p) {
+  const config::SecuritySettings& s = p.options.config.security;
+  if (s.watch_interval <= 0) return nullptr;
+  SecurityWatchOptions o;
+  o.every = s.watch_interval;
+  o.doctor.allowed_gpu_commands = s.allowed_gpu_commands;
+  for (const auto& r : s.allowed_listen_ports) {
+    o.doctor.allowed_listen_ports.push_back({r.proto, r.low, r.high});
+  }
+  // The alerts link the runbook a person reads on this host: a site's own (as for the doctor),
+  // else the package's.
+  const char* base = std::getenv("CARDIAC_RUNBOOK_BASE");
+  o.doctor.runbook_base = base != nullptr && *base != '\0'
+                              ? std::string(base)
+                              : std::string(doctor::kInstalledRunbooks);
+  auto watch = std::make_unique<SecurityWatch>(std::move(o), p.fs, p.clock);
+  auto seen = p.store->with([](AgentStore::Access& a) { return store::listen_ports(a.db); });
+  if (seen) {
+    watch->seed_ports(*seen);
+  } else {
+    log::warn("store: listening ports seen before: {}; every port counts as known for an hour",
+              seen.error().what());
+  }
+  return watch;
+}
+
 std::unique_ptr<Sampler> make_sampler(Agent::Parts& p, std::unique_ptr<rules::RuleEngine> engine,
                                       PublishOptions publish) {
   const config::Config& c = p.options.config;
@@ -213,6 +243,7 @@ std::unique_ptr<Sampler> make_sampler(Agent::Parts& p, std::unique_ptr<rules::Ru
   collect.watch_serving(
       std::make_unique<ServingWatch>(c.serving, c.agent.state_dir + "/gpu-processes.json", p.fs,
                                      c.serving.engines.empty() ? nullptr : &p.engines, p.clock));
+  collect.watch_security(make_security_watch(p));
   return std::make_unique<Sampler>(
       std::move(collect),
       PersistStage(c.kmsg.source, c.store.flush_interval, p.clock, p.options.hostname),

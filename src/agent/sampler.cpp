@@ -131,6 +131,7 @@ Collected CollectStage::run() {
     listen_ports_read_ = c.started;
     c.listen_ports = store::scan_listen_ports(*fs_);
   }
+  if (security_) security_->add(c.gpus, c.host, c.listen_ports, c.now, c.security_points);
   return c;
 }
 
@@ -415,6 +416,7 @@ Evaluated EvaluateStage::run(AgentStore::Access& store, const Collected& in,
                                        {&tally.xid_counts, &tally.fault_counts});
   if (kmsg_watched_) view.points.push_back({"kmsg_up", {}, in.kmsg_up ? 1.0 : 0.0});
   view.points.insert(view.points.end(), in.serving_points.begin(), in.serving_points.end());
+  view.points.insert(view.points.end(), in.security_points.begin(), in.security_points.end());
   auto transitions = engine_->evaluate(view, in.now);
   for (auto& t : fence_transitions(in.inbox.fences)) transitions.push_back(std::move(t));
   for (auto& t : extra) transitions.push_back(std::move(t));

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "agent/parts.h"
+#include "agent/security_watch.h"
 #include "agent/serving_watch.h"
 #include "core/clock.h"
 #include "kmsg/xid_counter.h"
@@ -65,6 +66,8 @@ struct Collected {
   std::vector<rules::Point> serving_points;
   // The ports listening now, read about once a minute (kListenPortsEvery); unset otherwise.
   std::optional<std::vector<store::ListenPort>> listen_ports;
+  // The security watch's rule points (SecurityWatch): the last scan's signs of compromise.
+  std::vector<rules::Point> security_points;
 };
 
 class CollectStage {
@@ -76,6 +79,8 @@ class CollectStage {
   [[nodiscard]] std::uint64_t worker_restarts() const { return gpus_->worker_restarts(); }
   // The serving view, fed with every sample from now on (null: none).
   void watch_serving(std::unique_ptr<ServingWatch> watch) { serving_ = std::move(watch); }
+  // The security watch, fed with every sample from now on (null: none).
+  void watch_security(std::unique_ptr<SecurityWatch> watch) { security_ = std::move(watch); }
   // Saves its per-process book (at stop; the sampler thread has ended).
   void save_serving() {
     if (serving_) serving_->save(true);
@@ -90,6 +95,7 @@ class CollectStage {
   const Clock& clock_;
   std::optional<bool> nvml_was_available_;
   std::unique_ptr<ServingWatch> serving_;
+  std::unique_ptr<SecurityWatch> security_;
   std::optional<TimeNs> listen_ports_read_;  // monotonic
 };
 

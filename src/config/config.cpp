@@ -241,13 +241,16 @@ vram_min_span = "10m"
 vram_min_growth_mib = 256
 
 [security]
-# `cardiac doctor`'s signs of compromise (docs/security.md). Commands that may keep a GPU busy
-# outside a Slurm or cardiac queue job: a glob ("/opt/render/bin/*", "*jupyter*") or "re:" and
-# an extended regular expression, matched against the command line, the executable and the name.
+# Signs of compromise (docs/security.md), looked for by `cardiac doctor` and by the agent.
+# Commands that may keep a GPU busy outside a Slurm or cardiac queue job: a glob
+# ("/opt/render/bin/*", "*jupyter*") or "re:" and an extended regular expression, matched against
+# the command line, the executable and the name.
 allowed_gpu_commands = []
 # Ports that may listen (22, "udp/53", "tcp/8000-8100"): others are reported as new, unless the
 # agent's store saw them listening before. Empty and no store: listening ports are not judged.
 allowed_listen_ports = []
+# How often the agent looks ("0s": never); the default rules (security_*) page on what it finds.
+watch_interval = "1m"
 
 [queue]
 # The GPU job queue (`cardiac submit`, `cardiac queue`; docs/queue.md). Clients reach it over

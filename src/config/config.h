@@ -107,6 +107,8 @@ struct SecuritySettings {
   // command line, executable path and name.
   std::vector<std::string> allowed_gpu_commands;
   std::vector<ListenPortRange> allowed_listen_ports;
+  // How often the agent looks for the signs of compromise (agent/security_watch.h); 0: never.
+  DurationNs watch_interval = 60 * kNsPerSec;
   bool operator==(const SecuritySettings&) const = default;
 };
 

@@ -47,7 +47,8 @@ Result<ListenPortRange> parse_listen_port(std::string_view text) {
 
 Status read_security(const toml::table& t, std::string_view origin, SecuritySettings& s) {
   TableReader r(t, "security", origin);
-  CARDIAC_TRY(r.only({"allowed_gpu_commands", "allowed_listen_ports"}));
+  CARDIAC_TRY(r.only({"allowed_gpu_commands", "allowed_listen_ports", "watch_interval"}));
+  CARDIAC_TRY(r.get_duration("watch_interval", s.watch_interval, true));
   CARDIAC_TRY(r.get("allowed_gpu_commands", s.allowed_gpu_commands));
   if (const auto* list = r.node("allowed_gpu_commands"); list != nullptr && list->is_array()) {
     std::size_t i = 0;

@@ -155,6 +155,75 @@ for = "5m"
 severity = "warning"
 description = "inference engine {engine}: requests wait while its GPUs idle; batching or scheduling, not hardware (raise max_num_seqs, check the scheduler)"
 
+# --- Signs of compromise: the agent's security watch ([security] watch_interval; the doctor's
+# security.* findings, docs/security.md). The value is the finding's severity: 1 info, 2 warning,
+# 3 critical. Ours: each sign pages as the doctor grades it; the finding already waited for
+# "busy for long" (most of the interval's GPU samples), so no `for`.
+
+[[rule]]
+name = "security_gpu_cryptojacking"
+metric = "security_gpu_cryptojacking"
+op = ">="
+threshold = 3
+severity = "critical"
+description = "{summary}: isolate the host and keep the evidence before stopping it ({runbook})"
+
+[[rule]]
+name = "security_uid0_account"
+metric = "security_uid0_account"
+op = ">="
+threshold = 3
+severity = "critical"
+description = "{summary}: a second root account is a backdoor unless you made it ({runbook})"
+
+[[rule]]
+name = "security_uplink_flood"
+metric = "security_uplink_flood"
+op = "=="
+threshold = 2
+severity = "warning"
+description = "{summary}: expected traffic, or a compromised host? ({runbook})"
+
+[[rule]]
+name = "security_uplink_flood_saturating"
+metric = "security_uplink_flood"
+op = ">="
+threshold = 3
+severity = "critical"
+description = "{summary}, holding most of a saturated uplink: isolate the host ({runbook})"
+
+[[rule]]
+name = "security_unknown_gpu_process"
+metric = "security_unknown_gpu_process"
+op = ">="
+threshold = 2
+severity = "warning"
+description = "{summary}: not a queue or Slurm job, nor in [security] allowed_gpu_commands ({runbook})"
+
+[[rule]]
+name = "security_deleted_executable"
+metric = "security_deleted_executable"
+op = ">="
+threshold = 2
+severity = "warning"
+description = "{summary}: malware deletes itself after it starts ({runbook})"
+
+[[rule]]
+name = "security_tmp_executable"
+metric = "security_tmp_executable"
+op = ">="
+threshold = 2
+severity = "warning"
+description = "{summary}: programs are not installed there ({runbook})"
+
+[[rule]]
+name = "security_new_listening_port"
+metric = "security_new_listening_port"
+op = ">="
+threshold = 2
+severity = "warning"
+description = "{summary}: a service you did not start, or a backdoor? ({runbook})"
+
 # --- ECC and memory repair: DCGM MEM watch (thresholds in DcgmGPUHardwareLimits.h) ----------
 
 [[rule]]

@@ -79,6 +79,20 @@ const std::vector<MetricInfo>& base_metrics() {
        "1 when the KV cache is >= 95 % full with requests waiting or preemptions rising"},
       {"serving_queue_while_gpu_idle", Scope::kHost, false,
        "1 when requests wait while the engine's GPUs are < 50 % busy"},
+      // The security watch (agent/security_watch.h): one point per sign of compromise found by
+      // the last scan, its value the finding's severity (1 info, 2 warning, 3 critical).
+      {"security_gpu_cryptojacking", Scope::kHost, false,
+       "a process mines cryptocurrency on a GPU (labels finding, summary, runbook)"},
+      {"security_unknown_gpu_process", Scope::kHost, false,
+       "a process outside any job keeps a GPU busy"},
+      {"security_uid0_account", Scope::kHost, false, "an account other than root has UID 0"},
+      {"security_uplink_flood", Scope::kHost, false,
+       "one process sends most of the uplink to many remote addresses"},
+      {"security_deleted_executable", Scope::kHost, false,
+       "a process runs an executable deleted from disk"},
+      {"security_tmp_executable", Scope::kHost, false,
+       "a process runs an executable from /tmp, /dev/shm or /var/tmp"},
+      {"security_new_listening_port", Scope::kHost, false, "a port began to listen"},
   };
   return kBaseMetrics;
 }

@@ -13,6 +13,21 @@ TEST(SecurityConfig, DefaultsAreEmpty) {
   ASSERT_TRUE(c) << c.error().what();
   EXPECT_TRUE(c->security.allowed_gpu_commands.empty());
   EXPECT_TRUE(c->security.allowed_listen_ports.empty());
+  EXPECT_EQ(c->security.watch_interval, 60 * kNsPerSec);
+}
+
+TEST(SecurityConfig, WatchIntervalIsADurationAndZeroTurnsTheWatchOff) {
+  auto c = parse_config("[security]\nwatch_interval = \"5m\"\n", "c.toml");
+  ASSERT_TRUE(c) << c.error().what();
+  EXPECT_EQ(c->security.watch_interval, 300 * kNsPerSec);
+  c = parse_config("[security]\nwatch_interval = \"0s\"\n", "c.toml");
+  ASSERT_TRUE(c) << c.error().what();
+  EXPECT_EQ(c->security.watch_interval, 0);
+  c = parse_config("[security]\n\nwatch_interval = \"soon\"\n", "c.toml");
+  ASSERT_FALSE(c);
+  EXPECT_NE(std::string(c.error().what()).find("c.toml:3"), std::string::npos) << c.error().what();
+  EXPECT_NE(std::string(c.error().what()).find("watch_interval"), std::string::npos)
+      << c.error().what();
 }
 
 TEST(SecurityConfig, ReadsGlobsRegexesPortsAndRanges) {

@@ -35,14 +35,19 @@ TEST(PromRules, DefaultsExportWithKnownSkips) {
   const std::string yaml = export_prometheus_rules(defaults(), &skipped);
   EXPECT_NE(yaml.find("groups:\n  - name: \"cardiac\"\n    rules:\n"), std::string::npos);
   // gpu_process_count and host_inlet_temperature_c are not exported on /metrics, nor the
-  // serving view's points (per-process projections and engine verdicts are the agent's own).
+  // serving view's points (per-process projections and engine verdicts are the agent's own),
+  // nor the security watch's (its findings are the agent's own scans of /proc).
   std::set<std::string> names;
   for (const auto& s : skipped) names.insert(s.substr(0, s.find(':')));
-  EXPECT_EQ(names,
-            (std::set<std::string>{"gpu_allocated_but_idle", "host_inlet_temperature_high",
-                                   "host_inlet_temperature_low", "gpu_process_vram_oom_soon",
-                                   "gpu_process_vram_oom_imminent", "serving_engine_unreadable",
-                                   "serving_kv_cache_full", "serving_queue_while_gpu_idle"}));
+  EXPECT_EQ(
+      names,
+      (std::set<std::string>{
+          "gpu_allocated_but_idle", "host_inlet_temperature_high", "host_inlet_temperature_low",
+          "gpu_process_vram_oom_soon", "gpu_process_vram_oom_imminent", "serving_engine_unreadable",
+          "serving_kv_cache_full", "serving_queue_while_gpu_idle", "security_gpu_cryptojacking",
+          "security_uid0_account", "security_uplink_flood", "security_uplink_flood_saturating",
+          "security_unknown_gpu_process", "security_deleted_executable", "security_tmp_executable",
+          "security_new_listening_port"}));
   std::size_t alerts = 0;
   for (auto at = yaml.find("- alert: "); at != std::string::npos;
        at = yaml.find("- alert: ", at + 1)) {
