@@ -341,8 +341,9 @@ void PersistStage::track_incidents(AgentStore::Access& store, const Collected& i
 }
 
 // The queue's fences: a fence opens the GPU's incident (with the fencing Xid's time when one
-// came before it) or marks the open one fenced; a clear returns the GPU to service, unless NVML
-// still calls it faulty. An auto-unfence is also kept as an event.
+// came before it), or marks the open one fenced, or opens again the one that ended after the
+// fence was laid (the notice arrived a sample late); a clear returns the GPU to service, unless
+// NVML still calls it faulty. An auto-unfence is also kept as an event.
 void PersistStage::take_fences(AgentStore::Access& store, const Collected& in) {
   for (const auto& n : in.inbox.fences) {
     const nvml::GpuReading* g = nullptr;
@@ -350,6 +351,15 @@ void PersistStage::take_fences(AgentStore::Access& store, const Collected& in) {
       if (r.index == n.gpu) g = &r;
     }
     if (n.fenced) {
+      // Laid while the incident was open, told after the card answered again: the same fault.
+      if (!open_incidents_.count(n.gpu)) {
+        auto again = store::reopen_for_fence(store.db, n.gpu, n.at);
+        if (!again) {
+          log::warn("incident: {}", again.error().what());
+        } else if (*again) {
+          open_incidents_[n.gpu] = OpenIncident{true, false, std::nullopt};
+        }
+      }
       if (!open_incidents_.count(n.gpu)) {
         store::Incident i;
         i.gpu = n.gpu;

@@ -134,6 +134,26 @@ Result<bool> mark_incident_fenced(Db& db, unsigned gpu, TimeNs at) {
   return db.changes() > 0;
 }
 
+Result<std::optional<std::int64_t>> reopen_for_fence(Db& db, unsigned gpu, TimeNs fence_at) {
+  auto open = open_incident_of(db, gpu);
+  if (!open) return fail(open.error());
+  if (*open) return std::optional<std::int64_t>{};
+  auto st = db.prepare(
+      "SELECT id FROM incidents WHERE gpu = ? AND ended_ns IS NOT NULL AND ended_ns >= ? "
+      "AND returned_by = 'health ok' ORDER BY ended_ns DESC, id DESC LIMIT 1");
+  if (!st) return fail(st.error());
+  st->bind_all(static_cast<std::int64_t>(gpu), fence_at);
+  auto row = st->step();
+  if (!row) return fail(row.error());
+  if (!*row) return std::optional<std::int64_t>{};
+  const std::int64_t id = st->column_int64(0);
+  auto up = db.prepare("UPDATE incidents SET ended_ns = NULL, returned_by = '' WHERE id = ?");
+  if (!up) return fail(up.error());
+  up->bind_all(id);
+  CARDIAC_TRY(up->run());
+  return std::optional<std::int64_t>(id);
+}
+
 Result<std::optional<Incident>> open_incident_of(const Db& db, unsigned gpu) {
   auto st = db.prepare(
       fmt::format("SELECT {} FROM incidents WHERE gpu = ? AND ended_ns IS NULL", kColumns));

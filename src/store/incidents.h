@@ -65,6 +65,13 @@ struct Incident {
 // Records the queue's fence on the open incident of `gpu` (the first fence only); returns true
 // when one was marked.
 [[nodiscard]] Result<bool> mark_incident_fenced(Db& db, unsigned gpu, TimeNs at);
+// A fence laid while `gpu`'s incident was open, whose notice reached the store only after
+// the card answered again and the incident had ended ("health ok", at or after `fence_at`):
+// that incident is opened again, so that the fence's clear ends it rather than a second
+// incident being opened for the same fault. Returns its id, or nullopt when there is no such
+// incident (or one is open).
+[[nodiscard]] Result<std::optional<std::int64_t>> reopen_for_fence(Db& db, unsigned gpu,
+                                                                   TimeNs fence_at);
 // The open incident of `gpu`, if any.
 [[nodiscard]] Result<std::optional<Incident>> open_incident_of(const Db& db, unsigned gpu);
 // Incidents that started at or after `since` or are still open, newest first, with their

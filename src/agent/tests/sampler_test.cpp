@@ -198,6 +198,50 @@ TEST(PersistStage, AFencedHealthFaultEndsWithItsFenceAndAnAutoUnfenceIsAnEvent) 
   EXPECT_EQ((*events)[0].kind, "auto_unfence");
 }
 
+// The queue fenced the lost GPU, but its notice reached the sampler only after NVML answered
+// again and the incident had ended: the fence belongs to that incident, which it opens again
+// (one incident, ended by the fence's clear), not a second one that would make the card look
+// like a repeat offender.
+TEST(PersistStage, AFenceToldAfterTheCardAnsweredAgainBelongsToTheSameIncident) {
+  StoreFixture f;
+  PersistStage persist("/dev/kmsg", 5 * kNsPerSec, f.clock, "node7");
+  auto step = [&](nvml::DeviceHealth h, std::vector<queue::FenceNotice> fences) {
+    f.clock.advance(kNsPerSec);
+    Collected in;
+    in.now = f.clock.now();
+    in.gpus = one_gpu(h);
+    in.inbox.fences = std::move(fences);
+    f.store->with([&](AgentStore::Access& a) { persist.run(a, in); });
+    return in.now;
+  };
+  const TimeNs lost = step(nvml::DeviceHealth::kLost, {});
+  const TimeNs fenced = lost + kNsPerSec / 2;  // the queue's tick, between two samples
+  step(nvml::DeviceHealth::kOk, {});           // the notice is not in this sample's inbox
+  store::Incident i = only_incident(f);
+  ASSERT_TRUE(i.ended_ns);
+  step(nvml::DeviceHealth::kOk, {fence_notice(true, fenced)});
+  i = only_incident(f);
+  EXPECT_EQ(i.started_ns, lost);
+  EXPECT_EQ(i.fenced_ns, fenced);
+  EXPECT_FALSE(i.ended_ns) << "fenced: only the fence's clear ends it";
+  step(nvml::DeviceHealth::kOk, {});
+  EXPECT_FALSE(only_incident(f).ended_ns);
+  const TimeNs cleared = f.clock.now() + kNsPerSec;
+  step(nvml::DeviceHealth::kOk, {fence_notice(false, cleared, "alice")});
+  i = only_incident(f);
+  EXPECT_EQ(i.ended_ns, cleared);
+  EXPECT_EQ(i.returned_by, "alice");
+
+  // A fence laid after the card's return is a new fault: its own incident.
+  const TimeNs again = f.clock.now() + kNsPerSec;
+  step(nvml::DeviceHealth::kOk, {fence_notice(true, again)});
+  auto all = f.store->with([](AgentStore::Access& a) { return store::incidents_since(a.db, 0); });
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), 2U);
+  EXPECT_EQ(all->front().started_ns, again);  // newest first
+  EXPECT_EQ(all->back().ended_ns, cleared);
+}
+
 // The same card faulting again within a week of its return raises a critical alert through
 // the evaluate stage, resolved when it returns to service again.
 TEST(PersistStage, ACardFaultingAgainWithinAWeekRaisesTheRepeatOffenderAlert) {
