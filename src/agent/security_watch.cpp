@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "agent/security_watch.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "core/log.h"
@@ -152,8 +154,9 @@ void SecurityWatch::scan(const HostView& host, TimeNs now, TimeNs mono) {
   ++scans_;
 
   // Without root the executables of other users' processes cannot be read: say what the watch
-  // is blind to, once (the count moves with every process that comes and goes).
-  const std::size_t blind = in.security->exe_unreadable;
+  // is blind to, once (the count moves with every process that comes and goes). As root, one
+  // that cannot be read ended during the scan.
+  const std::size_t blind = ::geteuid() == 0 ? 0 : in.security->exe_unreadable;
   if (blind > 0 && !blind_told_) {
     log::warn(
         "security watch: the executable of {} process{} cannot be read (the agent is not "

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `cardiac history`, `cardiac events`, `cardiac alerts`: read (and for alerts, acknowledge or
 // silence) through the agent's store. They work whether or not the agent is running.
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "agent/control.h"
@@ -257,12 +259,15 @@ int run_alerts(const AlertsFlags& f, Context& ctx) {
     ctx.out << out.dump(2) << "\n";
     return kExitOk;
   }
-  ctx.out << fmt::format("{:>5}  {:<9} {:<9} {:<24} {:<20} {}\n", "ID", "STATE", "SEVERITY",
-                         "STARTED", "RULE", "DESCRIPTION");
+  // The rule column as wide as its longest name, so that the descriptions line up.
+  std::size_t rule_width = 20;
+  for (const auto& a : *list) rule_width = std::max(rule_width, a.rule.size());
+  ctx.out << fmt::format("{:>5}  {:<9} {:<9} {:<24} {:<{}} {}\n", "ID", "STATE", "SEVERITY",
+                         "STARTED", "RULE", rule_width, "DESCRIPTION");
   for (const auto& a : *list) {
     ctx.out << fmt::format(
-        "{:>5}  {:<9} {:<9} {:<24} {:<20} {}{}{}\n", a.id, rules::alert_state_name(a.state),
-        severity_name(a.severity), format_iso8601(a.started_ns), a.rule, a.description,
+        "{:>5}  {:<9} {:<9} {:<24} {:<{}} {}{}{}\n", a.id, rules::alert_state_name(a.state),
+        severity_name(a.severity), format_iso8601(a.started_ns), a.rule, rule_width, a.description,
         a.acked_by ? " [acked by " + *a.acked_by + "]" : "", a.silenced ? " [silenced]" : "");
   }
   return kExitOk;
