@@ -135,7 +135,8 @@ TEST(BaselineCli, ApplicationClocksBelowTheDefaultOnOneGpu) {
   auto show = run_cardiac({"baseline", "show", file});
   EXPECT_NE(show.out.find("1980/2619"), std::string::npos) << show.out;
   std::map<std::string, nlohmann::json> facts;
-  for (const auto& f : nlohmann::json::parse(read(file))["facts"]) facts[f["key"]] = f["value"];
+  const auto captured = nlohmann::json::parse(read(file));
+  for (const auto& f : captured["facts"]) facts[f["key"]] = f["value"];
   EXPECT_EQ(facts["gpu.3.app_clocks"], "1980/2619");
   EXPECT_EQ(facts["gpu.3.app_clocks_default"], "1980/2619");
 
