@@ -119,11 +119,13 @@ std::vector<std::string> actions(const baseline::Difference& d, const baseline::
         *d.gpu, want->second, want->first);
     const baseline::Fact* def = here.find(fmt::format("gpu.{}.app_clocks_default", *d.gpu));
     if (def != nullptr && def->value == d.expected) {
-      first += fmt::format(", which are this GPU's defaults: `nvidia-smi -i {} -rac`", *d.gpu);
+      first += fmt::format(
+          "; they are this GPU's defaults, so `nvidia-smi -i {} -rac` does the same", *d.gpu);
     }
     first +=
-        ". A driver reload without persistence mode resets them: set them where the node's other "
-        "boot-time GPU settings are applied";
+        ". A reboot or a driver reload resets them (without persistence mode, so can the driver's "
+        "teardown between jobs): set them where the node's other boot-time GPU settings are "
+        "applied";
   }
   return {first,
           "Until it matches, keep the node out of multi-node jobs (in Slurm: `scontrol update "
