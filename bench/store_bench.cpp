@@ -109,7 +109,7 @@ void BM_StoreIngest(benchmark::State& state) {
 BENCHMARK(BM_StoreIngest)->Arg(232)->Arg(8192)->Unit(benchmark::kMicrosecond);
 
 // The agent's path for one 8-GPU sample: add_gpus (snapshot → rows by field position) and a
-// flush. Every GPU reports the fields the fake's healthy H100 scenario has (44 of 48).
+// flush. Every GPU reports the fields the fake's healthy H100 scenario has (48 of 53).
 nlohmann::json h100_device() {
   std::ifstream in(std::string(CARDIAC_SOURCE_DIR) +
                    "/tests/fixtures/scenarios/healthy-8xh100.json");

@@ -97,6 +97,18 @@ void capture_gpus(const FileSystem& fs, const nvml::GpuSnapshot* gpus, Facts& ou
         add(out, p + name, v ? std::move(v) : std::optional<std::string>("not supported"), "nvml");
       }
     };
+    // A value NVML refused to give (NO_PERMISSION, …) is not read, never "not supported".
+    auto from_nvml_call = [&](const std::string& name, std::string_view call,
+                              std::optional<std::string> v) {
+      if (g != nullptr && g->health == nvml::DeviceHealth::kOk) {
+        auto err = g->call_errors.find(std::string(call));
+        if (err != g->call_errors.end()) {
+          add(out, p + name, std::nullopt, fmt::format("NVML: {} returned {}", call, err->second));
+          return;
+        }
+      }
+      from_nvml(name, std::move(v));
+    };
     auto opt_bool = [&](std::optional<bool> b) {
       return b ? std::optional<std::string>(on_off(*b)) : std::nullopt;
     };
@@ -112,6 +124,18 @@ void capture_gpus(const FileSystem& fs, const nvml::GpuSnapshot* gpus, Facts& ou
               g != nullptr && g->clock_sm_max_mhz && g->clock_mem_max_mhz
                   ? std::optional(fmt::format("{}/{}", *g->clock_sm_max_mhz, *g->clock_mem_max_mhz))
                   : std::nullopt);
+    // Application clocks, graphics/memory like the two above: what `nvidia-smi -ac` set, and
+    // the part's defaults, which tell a node whose clocks were lowered from a slower part.
+    auto pair = [](std::optional<unsigned> a, std::optional<unsigned> b) {
+      return a && b ? std::optional(fmt::format("{}/{}", *a, *b)) : std::nullopt;
+    };
+    from_nvml_call(
+        "app_clocks", "nvmlDeviceGetApplicationsClock",
+        g != nullptr ? pair(g->app_clock_graphics_mhz, g->app_clock_memory_mhz) : std::nullopt);
+    from_nvml_call("app_clocks_default", "nvmlDeviceGetDefaultApplicationsClock",
+                   g != nullptr
+                       ? pair(g->default_app_clock_graphics_mhz, g->default_app_clock_memory_mhz)
+                       : std::nullopt);
 
     // PCIe: NVML's maximum generation and width, else the slot's in sysfs.
     if (g != nullptr && g->pcie_gen_max && g->pcie_width_max) {

@@ -91,6 +91,13 @@ constexpr std::array kGpuFacts{
           "speed"},
     Entry{"clocks_max", "clocks", Severity::kWarning, "maximum clocks (SM/memory MHz)",
           "other maximum clocks (another SKU or VBIOS) make this GPU a straggler"},
+    Entry{"app_clocks", "clocks", Severity::kWarning, "application clocks (graphics/memory MHz)",
+          "the GPU runs its kernels at other clocks than its peers: lower ones make it a "
+          "straggler, and a synchronous job runs at the pace of its slowest GPU"},
+    Entry{"app_clocks_default", "clocks", Severity::kInfo,
+          "default application clocks (graphics/memory MHz)",
+          "another part or VBIOS: resetting the clocks (`nvidia-smi -rac`) gives this GPU other "
+          "clocks than its peers"},
     Entry{"pcie", "pcie", Severity::kWarning, "PCIe link (maximum)",
           "an older or narrower link slows host-GPU copies and GPUDirect: often the wrong slot "
           "or a riser"},

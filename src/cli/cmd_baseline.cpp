@@ -86,9 +86,9 @@ Runner register_baseline(CLI::App& sub) {
   sub.require_subcommand(1);
   CLI::App* capture = sub.add_subcommand(
       "capture",
-      "Record this node's configuration (driver, CUDA, kernel, OS, libraries, GPU modes and "
-      "limits, PCIe, NUMA, IOMMU, kernel parameters) into FILE, to compare other nodes with "
-      "`cardiac doctor --baseline FILE`");
+      "Record this node's configuration (driver, CUDA, kernel, OS, libraries, GPU modes, "
+      "limits and clocks, PCIe, NUMA, IOMMU, kernel parameters) into FILE, to compare other "
+      "nodes with `cardiac doctor --baseline FILE`");
   capture->add_option("-o,--output", o->output, "Baseline file to write ('-' for stdout)")
       ->required();
   capture

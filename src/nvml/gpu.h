@@ -101,6 +101,13 @@ struct GpuReading {
   std::optional<unsigned> clock_graphics_mhz;
   std::optional<unsigned> clock_sm_max_mhz;
   std::optional<unsigned> clock_mem_max_mhz;
+  // Application clocks: what the GPU runs at under load unless it must slow down, set with
+  // `nvidia-smi -ac` (back to the part's defaults after `-rac`, a reboot or a driver reload).
+  // Absent on parts without them (GeForce boards among others), never 0.
+  std::optional<unsigned> app_clock_graphics_mhz;
+  std::optional<unsigned> app_clock_memory_mhz;
+  std::optional<unsigned> default_app_clock_graphics_mhz;
+  std::optional<unsigned> default_app_clock_memory_mhz;
   std::optional<std::uint64_t> clock_event_reasons;  // bit mask, see clock_events.h
   std::optional<unsigned> pstate;                    // 0..15
 

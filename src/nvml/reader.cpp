@@ -35,6 +35,8 @@ void copy_static(const GpuReading& from, GpuReading& to) {
   to.temperature_gpu_max = from.temperature_gpu_max;
   to.clock_sm_max_mhz = from.clock_sm_max_mhz;
   to.clock_mem_max_mhz = from.clock_mem_max_mhz;
+  to.default_app_clock_graphics_mhz = from.default_app_clock_graphics_mhz;
+  to.default_app_clock_memory_mhz = from.default_app_clock_memory_mhz;
   to.pcie_gen_max = from.pcie_gen_max;
   to.pcie_width_max = from.pcie_width_max;
   to.power_default_limit_mw = from.power_default_limit_mw;
@@ -239,6 +241,15 @@ bool Reader::read_identity(nvmlDevice_t h, GpuReading& g) {
   rc = CARDIAC_NVML_CALL(max_clock_info, "nvmlDeviceGetMaxClockInfo", h, kClockMem, &v);
   if (!note(g, "nvmlDeviceGetMaxClockInfo", rc)) return false;
   if (rc == kSuccess) g.clock_mem_max_mhz = v;
+  // The defaults belong to the part and its VBIOS; the clocks in force are read every sample.
+  rc = CARDIAC_NVML_CALL(default_applications_clock, "nvmlDeviceGetDefaultApplicationsClock", h,
+                         kClockGraphics, &v);
+  if (!note(g, "nvmlDeviceGetDefaultApplicationsClock", rc)) return false;
+  if (rc == kSuccess) g.default_app_clock_graphics_mhz = v;
+  rc = CARDIAC_NVML_CALL(default_applications_clock, "nvmlDeviceGetDefaultApplicationsClock", h,
+                         kClockMem, &v);
+  if (!note(g, "nvmlDeviceGetDefaultApplicationsClock", rc)) return false;
+  if (rc == kSuccess) g.default_app_clock_memory_mhz = v;
   rc = CARDIAC_NVML_CALL(pcie_gen_max, "nvmlDeviceGetMaxPcieLinkGeneration", h, &v);
   if (!note(g, "nvmlDeviceGetMaxPcieLinkGeneration", rc)) return false;
   if (rc == kSuccess) g.pcie_gen_max = v;

@@ -76,6 +76,10 @@ void Reader::read_dynamic(nvmlDevice_t h, GpuReading& g) {
   CARDIAC_READ(g.clock_mem_mhz, clock_info, "nvmlDeviceGetClockInfo", h, kClockMem, &value);
   CARDIAC_READ(g.clock_graphics_mhz, clock_info, "nvmlDeviceGetClockInfo", h, kClockGraphics,
                &value);
+  CARDIAC_READ(g.app_clock_graphics_mhz, applications_clock, "nvmlDeviceGetApplicationsClock", h,
+               kClockGraphics, &value);
+  CARDIAC_READ(g.app_clock_memory_mhz, applications_clock, "nvmlDeviceGetApplicationsClock", h,
+               kClockMem, &value);
   unsigned long long reasons = 0;
   rc = CARDIAC_NVML_CALL(clocks_event_reasons, "nvmlDeviceGetCurrentClocksEventReasons", h,
                          &reasons);

@@ -122,6 +122,50 @@ TEST(BaselineCli, CaptureOnOneHostThenDoctorOnTheOther) {
   EXPECT_EQ(off.exit_code, 1);
 }
 
+// Application clocks through the whole path (fake NVML → worker → baseline → doctor): a
+// baseline taken where every H100 runs at its default clocks, then the same node with GPU 3
+// lowered by `nvidia-smi -ac 2619,1755`.
+TEST(BaselineCli, ApplicationClocksBelowTheDefaultOnOneGpu) {
+  cardiac::testing::TempDir dir;
+  const std::string file = dir.path() + "/node01.json";
+  auto cap = run_cardiac(
+      {"baseline", "capture", "-o", file, "--root", kNode01, "--nvml-lib", FAKE_NVML_PATH},
+      {scenario_env("healthy-8xh100.json")});
+  ASSERT_EQ(cap.exit_code, 0) << cap.err;
+  auto show = run_cardiac({"baseline", "show", file});
+  EXPECT_NE(show.out.find("1980/2619"), std::string::npos) << show.out;
+  std::map<std::string, nlohmann::json> facts;
+  const auto captured = nlohmann::json::parse(read(file));
+  for (const auto& f : captured["facts"]) facts[f["key"]] = f["value"];
+  EXPECT_EQ(facts["gpu.3.app_clocks"], "1980/2619");
+  EXPECT_EQ(facts["gpu.3.app_clocks_default"], "1980/2619");
+
+  auto scenario =
+      nlohmann::json::parse(read(std::string(kFixtures) + "/scenarios/healthy-8xh100.json"));
+  scenario["devices"][3]["app_clock_graphics_mhz"] = 1755;
+  const std::string lowered = dir.path() + "/lowered.json";
+  std::ofstream(lowered) << scenario.dump();
+  auto r = run_cardiac({"doctor", "--json", "--quiet", "--baseline", file, "--root", kNode01,
+                        "--window", "0", "--no-probe", "--no-kmsg", "--nvml-lib", FAKE_NVML_PATH},
+                       {{"CARDIAC_FAKE_NVML_SCENARIO", lowered}});
+  auto report = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << r.out << r.err;
+  EXPECT_EQ(drift(report), std::vector<std::string>{"drift.clocks warning"});
+  for (const auto& f : report["findings"]) {
+    if (f["id"] != "drift.clocks") continue;
+    EXPECT_EQ(f["gpu"]["index"], 3);
+    const std::string why = f["explanation"];
+    EXPECT_TRUE(
+        why.starts_with("GPU 3 application clocks (graphics/memory MHz) 1755/2619 here, "
+                        "1980/2619 in the baseline: "))
+        << why;
+    EXPECT_NE(why.find("below its own default (1980/2619)"), std::string::npos) << why;
+    EXPECT_NE(f["actions"][0].get<std::string>().find("nvidia-smi -i 3 -ac 2619,1980"),
+              std::string::npos)
+        << f["actions"];
+  }
+}
+
 TEST(BaselineCli, BadFilesAreUsageErrorsNamingFileAndField) {
   cardiac::testing::TempDir dir;
   const std::string bad = dir.path() + "/bad.json";

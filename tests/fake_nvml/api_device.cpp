@@ -223,6 +223,40 @@ nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, unsigned int type, u
   }
 }
 
+// Application clocks are set per graphics and memory domain (`nvidia-smi -ac MEM,GRAPHICS`);
+// the fake has no values for SM or video and answers NOT_SUPPORTED for them.
+nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t device, unsigned int type,
+                                            unsigned int* mhz) {
+  FAKE_DEVICE_CALL(device);
+  switch (type) {
+    case cardiac::nvml::kClockGraphics:
+      return call.get("app_clock_graphics_mhz", mhz);
+    case cardiac::nvml::kClockMem:
+      return call.get("app_clock_memory_mhz", mhz);
+    case cardiac::nvml::kClockSm:
+    case cardiac::nvml::kClockVideo:
+      return ReturnCode::kNotSupported;
+    default:
+      return ReturnCode::kInvalidArgument;
+  }
+}
+
+nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t device, unsigned int type,
+                                                   unsigned int* mhz) {
+  FAKE_DEVICE_CALL(device);
+  switch (type) {
+    case cardiac::nvml::kClockGraphics:
+      return call.get("default_app_clock_graphics_mhz", mhz);
+    case cardiac::nvml::kClockMem:
+      return call.get("default_app_clock_memory_mhz", mhz);
+    case cardiac::nvml::kClockSm:
+    case cardiac::nvml::kClockVideo:
+      return ReturnCode::kNotSupported;
+    default:
+      return ReturnCode::kInvalidArgument;
+  }
+}
+
 nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
                                                     unsigned long long* reasons) {
   fake::Call call(__func__, device);

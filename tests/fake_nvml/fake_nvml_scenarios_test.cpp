@@ -93,6 +93,23 @@ TEST(FakeNvmlScenarios, HealthyIdentityPciAndMemory) {
   unsigned long long reasons = 0;
   ASSERT_EQ(api().clocks_event_reasons(session.device(6), &reasons), ReturnCode::kSuccess);
   EXPECT_EQ(reasons, 1u);  // idle
+
+  // Application clocks at the H100's defaults: graphics and memory, each call its own key.
+  unsigned mhz = 0;
+  ASSERT_EQ(api().applications_clock(d, cardiac::nvml::kClockGraphics, &mhz), ReturnCode::kSuccess);
+  EXPECT_EQ(mhz, 1980u);
+  ASSERT_EQ(api().applications_clock(d, cardiac::nvml::kClockMem, &mhz), ReturnCode::kSuccess);
+  EXPECT_EQ(mhz, 2619u);
+  ASSERT_EQ(api().default_applications_clock(d, cardiac::nvml::kClockGraphics, &mhz),
+            ReturnCode::kSuccess);
+  EXPECT_EQ(mhz, 1980u);
+  ASSERT_EQ(api().default_applications_clock(d, cardiac::nvml::kClockMem, &mhz),
+            ReturnCode::kSuccess);
+  EXPECT_EQ(mhz, 2619u);
+  EXPECT_EQ(api().applications_clock(d, cardiac::nvml::kClockSm, &mhz), ReturnCode::kNotSupported);
+  EXPECT_EQ(api().default_applications_clock(d, 7, &mhz), ReturnCode::kInvalidArgument);
+  EXPECT_EQ(api().applications_clock(d, cardiac::nvml::kClockGraphics, nullptr),
+            ReturnCode::kInvalidArgument);
 }
 
 TEST(FakeNvmlScenarios, LostGpuKeepsItsHandle) {
@@ -128,6 +145,11 @@ TEST(FakeNvmlScenarios, ConsumerGpuFromToml) {
   EXPECT_EQ(api().total_energy(d, &energy), ReturnCode::kNotSupported);
   ASSERT_EQ(api().fan_speed(d, &a), ReturnCode::kSuccess);
   EXPECT_EQ(a, 38u);
+  // GeForce boards have no application clocks: the keys are absent.
+  EXPECT_EQ(api().applications_clock(d, cardiac::nvml::kClockGraphics, &a),
+            ReturnCode::kNotSupported);
+  EXPECT_EQ(api().default_applications_clock(d, cardiac::nvml::kClockMem, &a),
+            ReturnCode::kNotSupported);
   nvmlPciInfo_t pci{};
   ASSERT_EQ(api().pci_info(d, &pci), ReturnCode::kSuccess);
   EXPECT_EQ(pci.pciDeviceId, 0x220610DEu);

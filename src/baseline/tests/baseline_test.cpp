@@ -38,6 +38,10 @@ nvml::GpuSnapshot two_gpus() {
     g.power_limit_mw = 700000;
     g.clock_sm_max_mhz = 1980;
     g.clock_mem_max_mhz = 2619;
+    g.app_clock_graphics_mhz = 1980;
+    g.app_clock_memory_mhz = 2619;
+    g.default_app_clock_graphics_mhz = 1980;
+    g.default_app_clock_memory_mhz = 2619;
     g.pcie_gen_max = 5;
     g.pcie_width_max = 16;
     s.gpus.push_back(g);
@@ -98,9 +102,39 @@ TEST(BaselineCapture, NvmlFacts) {
   EXPECT_EQ(value(b, "gpu.0.mig"), "off");
   EXPECT_EQ(value(b, "gpu.0.power_limit_w"), "700");
   EXPECT_EQ(value(b, "gpu.0.clocks_max"), "1980/2619");
+  EXPECT_EQ(value(b, "gpu.0.app_clocks"), "1980/2619");
+  EXPECT_EQ(value(b, "gpu.0.app_clocks_default"), "1980/2619");
+  EXPECT_EQ(b.find("gpu.0.app_clocks")->family, "clocks");
   EXPECT_EQ(value(b, "gpu.1.pcie"), "gen5x16");
   EXPECT_EQ(value(b, "gpu.1.numa_node"), "none");  // matched to sysfs whatever the case
   EXPECT_EQ(b.find("gpu.2.name"), nullptr);
+}
+
+// Application clocks: graphics/memory MHz like the maximum clocks. A GPU without them says
+// "not supported"; one whose driver refused the call could not be read (unset, with the code).
+TEST(BaselineCapture, ApplicationClocks) {
+  RootFs fs(kNode01);
+  auto gpus = two_gpus();
+  gpus.gpus[0].app_clock_graphics_mhz = 1755;
+  gpus.gpus[1].app_clock_graphics_mhz.reset();
+  gpus.gpus[1].app_clock_memory_mhz.reset();
+  Baseline b = capture(fs, &gpus, 0);
+  EXPECT_EQ(value(b, "gpu.0.app_clocks"), "1755/2619");
+  EXPECT_EQ(value(b, "gpu.0.app_clocks_default"), "1980/2619");
+  EXPECT_EQ(value(b, "gpu.1.app_clocks"), "not supported");
+  EXPECT_EQ(b.find("gpu.1.app_clocks")->source, "nvml");
+
+  gpus.gpus[1].call_errors["nvmlDeviceGetApplicationsClock"] = "NO_PERMISSION";
+  b = capture(fs, &gpus, 0);
+  ASSERT_NE(b.find("gpu.1.app_clocks"), nullptr);
+  EXPECT_EQ(b.find("gpu.1.app_clocks")->value, std::nullopt);
+  EXPECT_EQ(b.find("gpu.1.app_clocks")->source,
+            "NVML: nvmlDeviceGetApplicationsClock returned NO_PERMISSION");
+  EXPECT_EQ(value(b, "gpu.1.app_clocks_default"), "1980/2619");  // another call
+  // Offline they are NVML's alone: unset, saying why.
+  b = capture(fs, nullptr, 0);
+  ASSERT_NE(b.find("gpu.3.app_clocks"), nullptr);
+  EXPECT_EQ(b.find("gpu.3.app_clocks")->value, std::nullopt);
 }
 
 TEST(BaselineCapture, LibrariesFromTheCacheAndAbsent) {
@@ -182,16 +216,62 @@ TEST(BaselineCompare, GpuFactsAndWhatCouldNotBeRead) {
       EXPECT_NE(d.sentence().find("could not read"), std::string::npos);
     }
   }
-  // cuda, and name, persistence, ecc, mig, power limit, clocks of both GPUs.
-  EXPECT_EQ(unreadable, 13U);
+  // cuda, and name, persistence, ecc, mig, power limit, maximum and application clocks and
+  // their defaults of both GPUs.
+  EXPECT_EQ(unreadable, 17U);
   // A baseline taken offline cannot speak for NVML's facts: they are not compared.
   for (const auto& d : compare(offline, base)) EXPECT_NE(d.key, "cuda");
+}
+
+TEST(BaselineCompare, ApplicationClocksBelowTheBaseline) {
+  RootFs fs(kNode01);
+  auto gpus = two_gpus();
+  Baseline base = capture(fs, &gpus, 0);
+  gpus.gpus[1].app_clock_graphics_mhz = 1755;
+  Baseline here = capture(fs, &gpus, 0);
+  auto diffs = compare(base, here);
+  ASSERT_EQ(diffs.size(), 1U);
+  EXPECT_EQ(diffs[0].key, "gpu.1.app_clocks");
+  EXPECT_EQ(diffs[0].family, "clocks");
+  EXPECT_EQ(diffs[0].severity, Severity::kWarning);
+  EXPECT_EQ(diffs[0].gpu, 1U);
+  EXPECT_EQ(diffs[0].sentence(),
+            "GPU 1 application clocks (graphics/memory MHz) 1755/2619 here, 1980/2619 in the "
+            "baseline: the GPU runs its kernels at other clocks than its peers: lower ones make "
+            "it a straggler, and a synchronous job runs at the pace of its slowest GPU");
+  // Another part or VBIOS: the defaults differ too, a fact of its own (info).
+  gpus.gpus[1].default_app_clock_graphics_mhz = 1755;
+  diffs = compare(base, capture(fs, &gpus, 0));
+  ASSERT_EQ(diffs.size(), 2U);
+  EXPECT_EQ(diffs[1].key, "gpu.1.app_clocks_default");
+  EXPECT_EQ(diffs[1].severity, Severity::kInfo);
+}
+
+// A baseline captured before application clocks were read has no such facts for its GPUs:
+// nothing to compare, so no difference, whatever this host has.
+TEST(BaselineCompare, ABaselineWithoutApplicationClocksDoesNotCompareThem) {
+  RootFs fs(kNode01);
+  auto gpus = two_gpus();
+  Baseline old = capture(fs, &gpus, 0);
+  std::erase_if(old.facts, [](const Fact& f) { return f.key.find(".app_clocks") != f.key.npos; });
+  ASSERT_NE(old.find("gpu.1.clocks_max"), nullptr);
+  gpus.gpus[1].app_clock_graphics_mhz = 1755;
+  EXPECT_TRUE(compare(old, capture(fs, &gpus, 0)).empty());
+  // A GPU the baseline does not have at all is still the count's difference.
+  gpus.gpus.push_back(gpus.gpus[1]);
+  gpus.gpus[2].index = 2;
+  auto diffs = compare(old, capture(fs, &gpus, 0));
+  ASSERT_EQ(diffs.size(), 1U);
+  EXPECT_EQ(diffs[0].key, "gpu.count");
 }
 
 TEST(BaselineCatalog, FamiliesOfKeys) {
   EXPECT_EQ(fact_info("gpu.12.pcie").family, "pcie");
   EXPECT_EQ(fact_info("gpu.12.pcie").gpu, 12U);
   EXPECT_EQ(fact_info("gpu.3.numa_node").family, "numa");
+  EXPECT_EQ(fact_info("gpu.3.app_clocks").family, "clocks");
+  EXPECT_EQ(fact_info("gpu.3.app_clocks").severity, Severity::kWarning);
+  EXPECT_EQ(fact_info("gpu.3.app_clocks_default").family, "clocks");
   EXPECT_EQ(fact_info("library.nccl").severity, Severity::kWarning);
   EXPECT_EQ(fact_info("cmdline.nosmt").family, "kernel_params");
   EXPECT_EQ(fact_info("sysctl.kernel.numa_balancing").severity, Severity::kWarning);

@@ -35,6 +35,43 @@ TEST(BaselineJson, RoundTrip) {
   EXPECT_NE(render_text(b).find("library.nccl"), std::string::npos);
 }
 
+// `baseline show` prints the application clocks like any fact; a file written before they were
+// captured still reads and shows what it has.
+TEST(BaselineJson, ApplicationClocksShownAndOldFilesWithoutThemRead) {
+  RootFs fs(CARDIAC_FIXTURES_DIR "/hosts/debian-gpu-8x");
+  nvml::GpuSnapshot gpus;
+  gpus.available = true;
+  nvml::GpuReading g;
+  g.name = "NVIDIA H100 80GB HBM3";
+  g.pci_bus_id = "0000:18:00.0";
+  g.app_clock_graphics_mhz = 1755;
+  g.app_clock_memory_mhz = 2619;
+  g.default_app_clock_graphics_mhz = 1980;
+  g.default_app_clock_memory_mhz = 2619;
+  gpus.gpus.push_back(g);
+  Baseline b = capture(fs, &gpus, 0);
+  auto back = parse_baseline(to_json(b).dump(2), "base.json");
+  ASSERT_TRUE(back.has_value()) << back.error().what();
+  EXPECT_EQ(*back, b);
+  // One line per fact: the key, padding, the value.
+  auto line_of = [](const std::string& text, const std::string& key) {
+    auto at = text.find("  " + key + " ");
+    return at == std::string::npos ? std::string() : text.substr(at, text.find('\n', at) - at);
+  };
+  const std::string text = render_text(*back);
+  EXPECT_TRUE(line_of(text, "gpu.0.app_clocks").ends_with(" 1755/2619")) << text;
+  EXPECT_TRUE(line_of(text, "gpu.0.app_clocks_default").ends_with(" 1980/2619")) << text;
+
+  auto old = parse_baseline(R"({"schema": "cardiac.baseline/v1", "hostname": "gpu-node-01",
+      "facts": [{"key": "gpu.0.clocks_max", "value": "1980/2619", "family": "clocks",
+                 "severity": "warning", "source": "nvml", "risk": "x"}]})",
+                            "old.json");
+  ASSERT_TRUE(old.has_value()) << old.error().what();
+  EXPECT_EQ(old->find("gpu.0.app_clocks"), nullptr);
+  EXPECT_TRUE(line_of(render_text(*old), "gpu.0.clocks_max").ends_with(" 1980/2619"));
+  EXPECT_EQ(render_text(*old).find("app_clocks"), std::string::npos);
+}
+
 TEST(BaselineJson, TheFileMayTuneSeverityAndRisk) {
   auto b = parse_baseline(R"({"schema": "cardiac.baseline/v1", "facts": [
       {"key": "os", "value": "debian 12", "severity": "critical", "risk": "we certify one OS"}]})",

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // Configuration drift: this host's facts (src/baseline, read through input.fs and the last GPU
 // sample) against the baseline file, one `drift.<family>` finding per difference, and one per
-// family for the facts this host could not read: a fact not read is never a pass.
+// family for the facts this host could not read: a fact not read is never a pass. Application
+// clocks (drift.clocks) also say which side is slower and whether this GPU is below its default.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "baseline/baseline.h"
 #include "core/format.h"
+#include "core/strings.h"
 #include "doctor/checks/checks.h"
 #include "doctor/checks/util.h"
 #include "doctor/gpu_map.h"
@@ -63,8 +67,67 @@ std::string first_action(std::string_view family) {
                             : std::string(it->second);
 }
 
-std::vector<std::string> actions(std::string_view family, const std::string& file) {
-  return {first_action(family),
+// "1980/2619" → {1980, 2619}: the graphics/memory MHz of an application-clocks fact.
+std::optional<std::pair<unsigned, unsigned>> mhz_pair(const std::optional<std::string>& v) {
+  if (!v) return std::nullopt;
+  auto slash = v->find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  auto g = parse_u64(std::string_view(*v).substr(0, slash));
+  auto m = parse_u64(std::string_view(*v).substr(slash + 1));
+  if (!g || !m) return std::nullopt;
+  return std::pair{static_cast<unsigned>(*g), static_cast<unsigned>(*m)};
+}
+
+bool is_app_clocks(const baseline::Difference& d) {
+  return d.gpu && d.key == fmt::format("gpu.{}.app_clocks", *d.gpu);
+}
+
+// What the numbers of an application-clocks difference say beyond the catalog's risk: which
+// side is slower, and whether this node's clocks were set below the GPU's own default
+// (`nvidia-smi -ac`) rather than the part being another.
+std::string app_clocks_note(const baseline::Difference& d, const baseline::Baseline& here) {
+  auto mine = mhz_pair(d.here);
+  auto theirs = mhz_pair(d.expected);
+  if (!mine || !theirs) return {};
+  std::string note;
+  if (mine->first < theirs->first || mine->second < theirs->second) {
+    note = " This node's GPU runs slower than the baseline's.";
+  } else {
+    note =
+        " This node's GPU runs faster than the baseline's: the nodes at the baseline's clocks are "
+        "the stragglers, unless they were lowered on purpose (to cap power).";
+  }
+  const baseline::Fact* def = here.find(fmt::format("gpu.{}.app_clocks_default", *d.gpu));
+  auto deflt = def != nullptr ? mhz_pair(def->value) : std::nullopt;
+  if (deflt && (mine->first < deflt->first || mine->second < deflt->second)) {
+    note += fmt::format(
+        " Its application clocks are below its own default ({}/{}): they were lowered on this "
+        "node.",
+        deflt->first, deflt->second);
+  }
+  return note;
+}
+
+std::vector<std::string> actions(const baseline::Difference& d, const baseline::Baseline& here,
+                                 const std::string& file) {
+  std::string first = first_action(d.family);
+  if (auto want = is_app_clocks(d) ? mhz_pair(d.expected) : std::nullopt) {
+    // nvidia-smi takes memory first.
+    first = fmt::format(
+        "Set the baseline's application clocks: `nvidia-smi -i {0} -ac {1},{2}` (memory,graphics "
+        "MHz)",
+        *d.gpu, want->second, want->first);
+    const baseline::Fact* def = here.find(fmt::format("gpu.{}.app_clocks_default", *d.gpu));
+    if (def != nullptr && def->value == d.expected) {
+      first += fmt::format(
+          "; they are this GPU's defaults, so `nvidia-smi -i {} -rac` does the same", *d.gpu);
+    }
+    first +=
+        ". A reboot or a driver reload resets them (without persistence mode, so can the driver's "
+        "teardown between jobs): set them where the node's other boot-time GPU settings are "
+        "applied";
+  }
+  return {first,
           "Until it matches, keep the node out of multi-node jobs (in Slurm: `scontrol update "
           "nodename=NODE state=drain reason=config-drift`)",
           fmt::format("Check again: `cardiac doctor --baseline {}`", file),
@@ -104,16 +167,25 @@ void check_drift(const DoctorInput& in, std::vector<Finding>& out) {
     // Labels start in lower case ("driver", "kernel parameter …"): a title starts a sentence.
     if (!title.empty() && title[0] >= 'a' && title[0] <= 'z')
       title[0] = static_cast<char>(title[0] - 'a' + 'A');
+    std::string explanation = d.sentence() + ".";
+    if (is_app_clocks(d)) explanation += app_clocks_note(d, here);
     Finding f =
         make_finding("drift." + d.family, Category::kConfiguration, d.severity, Confidence::kHigh,
-                     gpu_of(d, map), std::move(title), d.sentence() + ".");
+                     gpu_of(d, map), std::move(title), std::move(explanation));
     f.evidence.push_back(
         evidence("reading", fmt::format("{} = {} here", d.key, d.here.value_or("(not present)")),
                  in.now, d.source.empty() ? std::string("this host") : d.source));
     f.evidence.push_back(evidence(
         "reading", fmt::format("{} = {} in {}", d.key, d.expected.value_or("(not present)"), from),
         std::nullopt, file));
-    f.actions = actions(d.family, file);
+    if (const baseline::Fact* def =
+            is_app_clocks(d) ? here.find(fmt::format("gpu.{}.app_clocks_default", *d.gpu))
+                             : nullptr;
+        def != nullptr && def->value) {
+      f.evidence.push_back(evidence("reading", fmt::format("{} = {} here", def->key, *def->value),
+                                    in.now, def->source));
+    }
+    f.actions = actions(d, here, file);
     out.push_back(std::move(f));
   }
   for (const auto& [family, list] : unread) {

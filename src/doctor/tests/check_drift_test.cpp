@@ -88,5 +88,88 @@ TEST(CheckDrift, GpuFactsNameTheGpuAndUnreadFactsAreStated) {
   EXPECT_NE(modes->title.find("not read here"), std::string::npos);
 }
 
+// H100s at their default application clocks, as the baseline node had them.
+nvml::GpuReading at_default_clocks(unsigned index) {
+  nvml::GpuReading g = healthy(index);
+  g.app_clock_graphics_mhz = 1980;
+  g.app_clock_memory_mhz = 2619;
+  g.default_app_clock_graphics_mhz = 1980;
+  g.default_app_clock_memory_mhz = 2619;
+  return g;
+}
+
+// The case that matters: one node's GPU set below its default while the baseline's runs at it.
+TEST(CheckDrift, ApplicationClocksBelowTheDefaultAreAStraggler) {
+  RootFs fs(kNode01);
+  DoctorInput in = window({{at_default_clocks(0), at_default_clocks(1)}});
+  in.fs = std::make_shared<RootFs>(kNode01);
+  auto base = baseline::capture(fs, in.last_gpus(), kT0);
+  in.gpu_samples.back().gpus[1].app_clock_graphics_mhz = 1755;
+  auto out = drift(in, base);
+  ASSERT_EQ(ids(out), "drift.clocks@1 ");
+  const Finding& f = out[0];
+  expect_finding(&f, Category::kConfiguration, Severity::kWarning,
+                 "Set the baseline's application clocks: `nvidia-smi -i 1 -ac 2619,1980`");
+  EXPECT_EQ(f.gpu.pci_bus_id, "0000:19:00.0");
+  EXPECT_EQ(f.title,
+            "GPU 1 application clocks (graphics/memory MHz) differs from the baseline (taken on "
+            "gpu-node-01): 1755/2619 here, 1980/2619 there");
+  EXPECT_TRUE(f.explanation.starts_with(
+      "GPU 1 application clocks (graphics/memory MHz) 1755/2619 here, 1980/2619 in the "
+      "baseline: "))
+      << f.explanation;
+  EXPECT_NE(f.explanation.find("a synchronous job runs at the pace of its slowest GPU"),
+            std::string::npos);
+  EXPECT_NE(f.explanation.find("This node's GPU runs slower than the baseline's."),
+            std::string::npos)
+      << f.explanation;
+  EXPECT_NE(f.explanation.find("below its own default (1980/2619)"), std::string::npos)
+      << f.explanation;
+  // The baseline's clocks are the GPU's defaults: resetting them is enough.
+  EXPECT_NE(f.actions[0].find("`nvidia-smi -i 1 -rac`"), std::string::npos) << f.actions[0];
+  ASSERT_EQ(f.evidence.size(), 3U);
+  EXPECT_EQ(f.evidence[2].text, "gpu.1.app_clocks_default = 1980/2619 here");
+
+  // Above the baseline's (whose clocks were lowered): this GPU is not the slow one, and it is
+  // not below its default.
+  auto slow_base = base;
+  for (auto& fact : slow_base.facts) {
+    if (fact.key == "gpu.1.app_clocks") fact.value = "1410/2619";
+  }
+  in.gpu_samples.back().gpus[1].app_clock_graphics_mhz = 1980;
+  out = drift(in, slow_base);
+  ASSERT_EQ(ids(out), "drift.clocks@1 ");
+  EXPECT_NE(out[0].explanation.find("runs faster than the baseline's"), std::string::npos);
+  EXPECT_EQ(out[0].explanation.find("below its own default"), std::string::npos);
+  EXPECT_EQ(out[0].actions[0].find("-rac"), std::string::npos) << out[0].actions[0];
+}
+
+// A baseline captured before application clocks were read: not compared, not a finding. A host
+// whose driver refuses the call: not read, a warning, never a pass.
+TEST(CheckDrift, OldBaselinesAndUnreadApplicationClocks) {
+  RootFs fs(kNode01);
+  DoctorInput in = window({{at_default_clocks(0), at_default_clocks(1)}});
+  in.fs = std::make_shared<RootFs>(kNode01);
+  auto old = baseline::capture(fs, in.last_gpus(), kT0);
+  std::erase_if(old.facts, [](const baseline::Fact& f) {
+    return f.key.find(".app_clocks") != std::string::npos;
+  });
+  in.gpu_samples.back().gpus[1].app_clock_graphics_mhz = 1755;
+  EXPECT_TRUE(drift(in, old).empty());
+
+  auto base = baseline::capture(
+      fs, window({{at_default_clocks(0), at_default_clocks(1)}}).last_gpus(), kT0);
+  auto& g = in.gpu_samples.back().gpus[1];
+  g.app_clock_graphics_mhz.reset();
+  g.app_clock_memory_mhz.reset();
+  g.call_errors["nvmlDeviceGetApplicationsClock"] = "NO_PERMISSION";
+  auto out = drift(in, base);
+  ASSERT_EQ(ids(out), "drift.clocks ");
+  EXPECT_EQ(out[0].severity, Severity::kWarning);
+  EXPECT_EQ(out[0].confidence, Confidence::kLow);
+  EXPECT_NE(out[0].title.find("gpu.1.app_clocks not read here"), std::string::npos) << out[0].title;
+  EXPECT_NE(out[0].evidence[0].text.find("NO_PERMISSION"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace cardiac::doctor::hw_test

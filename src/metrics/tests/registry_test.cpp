@@ -115,11 +115,14 @@ TEST(Registry, HasTheDcgmExporterDefaultsWeCanRead) {
 // here on purpose, so a new field cannot be forgotten silently.
 TEST(Registry, EveryGpuFieldIsExportedOrDeliberatelyNot) {
   const std::set<std::string> not_exported = {
-      "pci_device_id",          "pci_subsystem_id",  // identity, not a measurement
-      "minor_number",                                // the dcgm "device" label
-      "temperature_memory_max",                      // thresholds without a dcgm counterpart; later
-      "temperature_gpu_max",    "ecc_pending_enabled",
-      "recovery_action"};  // read by the queue's auto-unfence; an enum, not a measurement
+      "pci_device_id", "pci_subsystem_id",  // identity, not a measurement
+      "minor_number",                       // the dcgm "device" label
+      "temperature_memory_max",             // thresholds without a dcgm counterpart; later
+      "temperature_gpu_max", "ecc_pending_enabled",
+      "recovery_action",  // read by the queue's auto-unfence; an enum, not a measurement
+      // configuration, compared by `cardiac doctor --baseline` (drift.clocks)
+      "app_clock_graphics_mhz", "app_clock_memory_mhz", "default_app_clock_graphics_mhz",
+      "default_app_clock_memory_mhz"};
   std::set<std::string> sources;
   for (const auto& m : metric_registry()) {
     std::string s(m.source);

@@ -103,6 +103,71 @@ TEST(Reader, ReadsTheRecoveryActionFieldWhereTheDriverHasIt) {
   std::remove(path.c_str());
 }
 
+// Application clocks through the dlopen'ed table: read every sample, the defaults once; a GPU
+// or driver without them (NOT_SUPPORTED, FUNCTION_NOT_FOUND) gives no value, never 0, and a
+// refusal is a call error.
+TEST(Reader, ReadsApplicationClocksAndTheirDefaults) {
+  std::ifstream in(scenario("healthy-8xh100.json"));
+  auto doc = nlohmann::json::parse(in);
+  doc["devices"][1]["app_clock_graphics_mhz"] = 1755;  // lowered with nvidia-smi -ac
+  for (const char* key : {"app_clock_graphics_mhz", "app_clock_memory_mhz",
+                          "default_app_clock_graphics_mhz", "default_app_clock_memory_mhz"}) {
+    doc["devices"][2].erase(key);
+  }
+  doc["devices"][3]["returns"] = {{"nvmlDeviceGetApplicationsClock", "NO_PERMISSION"}};
+  doc["devices"][4]["returns"] = {{"nvmlDeviceGetApplicationsClock", "FUNCTION_NOT_FOUND"},
+                                  {"nvmlDeviceGetDefaultApplicationsClock", "FUNCTION_NOT_FOUND"}};
+  const std::string path = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                           "/cardiac-app-clocks-" + std::to_string(::getpid()) + ".json";
+  std::ofstream(path) << doc.dump();
+  setenv("CARDIAC_FAKE_NVML_SCENARIO", path.c_str(), 1);
+  auto lib = Library::open(FAKE_NVML_PATH);
+  ASSERT_TRUE(lib);
+  EXPECT_EQ(resolved(**lib, "applications_clock"), "nvmlDeviceGetApplicationsClock");
+  EXPECT_EQ(resolved(**lib, "default_applications_clock"), "nvmlDeviceGetDefaultApplicationsClock");
+  int current_calls = 0;
+  int default_calls = 0;
+  ManualClock clock;
+  Reader reader(**lib, clock, [&](int, std::string_view fn) {
+    if (fn == "nvmlDeviceGetApplicationsClock") ++current_calls;
+    if (fn == "nvmlDeviceGetDefaultApplicationsClock") ++default_calls;
+  });
+  ASSERT_TRUE(reader.init());
+
+  auto at_default = reader.read_device(0);
+  EXPECT_EQ(at_default.app_clock_graphics_mhz, 1980u);
+  EXPECT_EQ(at_default.app_clock_memory_mhz, 2619u);
+  EXPECT_EQ(at_default.default_app_clock_graphics_mhz, 1980u);
+  EXPECT_EQ(at_default.default_app_clock_memory_mhz, 2619u);
+  EXPECT_EQ(reader.read_device(0).app_clock_graphics_mhz, 1980u);
+  EXPECT_EQ(current_calls, 4);  // graphics and memory, every sample
+  EXPECT_EQ(default_calls, 2);  // the defaults once: they belong to the part
+
+  auto lowered = reader.read_device(1);
+  EXPECT_EQ(lowered.app_clock_graphics_mhz, 1755u);
+  EXPECT_EQ(lowered.default_app_clock_graphics_mhz, 1980u);
+
+  auto unsupported = reader.read_device(2);
+  EXPECT_FALSE(unsupported.app_clock_graphics_mhz);
+  EXPECT_FALSE(unsupported.app_clock_memory_mhz);
+  EXPECT_FALSE(unsupported.default_app_clock_graphics_mhz);
+  EXPECT_FALSE(unsupported.default_app_clock_memory_mhz);
+  EXPECT_TRUE(unsupported.call_errors.empty());
+
+  auto refused = reader.read_device(3);
+  EXPECT_FALSE(refused.app_clock_graphics_mhz);
+  EXPECT_EQ(refused.default_app_clock_graphics_mhz, 1980u);
+  EXPECT_EQ(refused.call_errors["nvmlDeviceGetApplicationsClock"], "NO_PERMISSION");
+  EXPECT_EQ(refused.health, DeviceHealth::kOk);
+
+  auto old_driver = reader.read_device(4);
+  EXPECT_FALSE(old_driver.app_clock_memory_mhz);
+  EXPECT_FALSE(old_driver.default_app_clock_memory_mhz);
+  EXPECT_TRUE(old_driver.call_errors.empty());
+  EXPECT_EQ(old_driver.health, DeviceHealth::kOk);
+  std::remove(path.c_str());
+}
+
 TEST(Reader, AsksWhereEachActiveNvLinkEndsOnce) {
   setenv("CARDIAC_FAKE_NVML_SCENARIO", scenario("dgx1-v100-slurm.json").c_str(), 1);
   auto lib = Library::open(FAKE_NVML_PATH);

@@ -85,6 +85,39 @@ TEST(GpuWire, AbsenceStaysAbsentAndZeroStaysZero) {
   EXPECT_TRUE(back->name.empty());
 }
 
+// Application clocks ride the line like every optional field: a value where NVML gave one,
+// absence (not 0) where the GPU has none; JSON written before they were read still parses.
+TEST(GpuWire, ApplicationClocksTravelAndTheirAbsenceToo) {
+  GpuReading with;
+  with.app_clock_graphics_mhz = 1755;
+  with.app_clock_memory_mhz = 2619;
+  with.default_app_clock_graphics_mhz = 1980;
+  with.default_app_clock_memory_mhz = 2619;
+  auto back = gpu_reading_from_wire(wire(with));
+  ASSERT_TRUE(back) << back.error().what();
+  EXPECT_EQ(back->app_clock_graphics_mhz, 1755u);
+  EXPECT_EQ(back->app_clock_memory_mhz, 2619u);
+  EXPECT_EQ(back->default_app_clock_graphics_mhz, 1980u);
+  EXPECT_EQ(back->default_app_clock_memory_mhz, 2619u);
+  EXPECT_EQ(to_json(*back)["app_clock_graphics_mhz"], 1755);
+
+  GpuReading without;
+  without.clock_sm_max_mhz = 1980;
+  back = gpu_reading_from_wire(wire(without));
+  ASSERT_TRUE(back) << back.error().what();
+  EXPECT_FALSE(back->app_clock_graphics_mhz);
+  EXPECT_FALSE(back->app_clock_memory_mhz);
+  EXPECT_FALSE(back->default_app_clock_graphics_mhz);
+  EXPECT_FALSE(back->default_app_clock_memory_mhz);
+  EXPECT_FALSE(to_json(*back).contains("app_clock_graphics_mhz"));
+
+  auto old = gpu_reading_from_json({{"index", 2}, {"clock_sm_max_mhz", 1980}});
+  ASSERT_TRUE(old) << old.error().what();
+  EXPECT_EQ(old->clock_sm_max_mhz, 1980u);
+  EXPECT_FALSE(old->app_clock_graphics_mhz);
+  EXPECT_FALSE(old->default_app_clock_memory_mhz);
+}
+
 TEST(GpuWire, DamagedLinesAreRefusedNamingTheToken) {
   const std::string line = wire(full_reading());
   EXPECT_FALSE(gpu_reading_from_wire(""));
