@@ -170,7 +170,32 @@ class Tokens {
   std::string error_;
 };
 
+// FNV-1a over the names, each followed by a blank.
+constexpr std::uint64_t fnv1a(std::uint64_t h, std::string_view text) {
+  for (char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  h ^= static_cast<unsigned char>(' ');
+  return h * 1099511628211ULL;
+}
+
+// The header, then the fields, then the lists; "lists-1" stands for the processes', NVLinks'
+// and call errors' forms, to be bumped when one of them changes.
+constexpr std::uint64_t kLayout = [] {
+  std::uint64_t h = fnv1a(14695981039346656037ULL, "header-1");
+#define CARDIAC_GPU_FIELD(member, ...) h = fnv1a(h, #member);
+#include "nvml/gpu_fields.def"
+#undef CARDIAC_GPU_FIELD
+  return fnv1a(h, "lists-1");
+}();
+
 }  // namespace
+
+std::string_view wire_layout_id() {
+  static const std::string id = fmt::format("{:016x}", kLayout);
+  return id;
+}
 
 void append_wire(const GpuReading& g, std::string& out) {
   put_number(out, g.index);

@@ -8,8 +8,9 @@
 // CARDIAC_GPU_FIELD in gpu_fields.def order, then the processes, the NVLinks and the call errors,
 // each list preceded by its length. An absent optional is "-", a bool 0 or 1, a string
 // percent-encoded (bytes up to space, '%', '-' as the first byte and bytes from 0x7f up as %XX;
-// the empty string as "%"). Worker and parent are the same executable, so the order needs no
-// version.
+// the empty string as "%"). The order is the build's: the worker says its layout_id() in its
+// greeting, and a parent of another build (an agent still running across an upgrade that
+// restarts its worker from the new cardiac-nvml-worker) refuses it rather than misreading it.
 #pragma once
 
 #include <string>
@@ -19,6 +20,10 @@
 #include "nvml/gpu.h"
 
 namespace cardiac::nvml {
+
+// The line's layout as 16 hex digits: a hash of every field's name in order and of the lists'
+// shape. Two builds with the same fields in the same order agree.
+[[nodiscard]] std::string_view wire_layout_id();
 
 // Appends the reading's line, without a newline, to `out`.
 void append_wire(const GpuReading& g, std::string& out);

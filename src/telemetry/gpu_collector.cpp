@@ -133,6 +133,15 @@ Result<void> GpuCollector::ensure_worker(nvml::GpuSnapshot& snap) {
     schedule_retry();
     return fail_with(kind, message);
   }
+  if (hello.value("wire", "") != nvml::wire_layout_id()) {
+    drop_worker();
+    schedule_retry();
+    return fail_with("worker_failed",
+                     fmt::format("the NVML worker {} is from another build of cardiac: its "
+                                 "readings are laid out differently; restart the agent (after an "
+                                 "upgrade, so that both are the new build)",
+                                 spawn.argv.front()));
+  }
   auto system = nvml::nvml_system_from_json(hello.value("system", nlohmann::json::object()));
   if (!system) {
     drop_worker();

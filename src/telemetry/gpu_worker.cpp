@@ -108,7 +108,10 @@ int run_gpu_worker(const WorkerOptions& options, const Clock& clock) {
           {"library_path", (*lib)->path()}});
     return 0;
   }
-  emit({{"type", "hello"}, {"ok", true}, {"system", nvml::to_json(*system)}});
+  emit({{"type", "hello"},
+        {"ok", true},
+        {"wire", nvml::wire_layout_id()},
+        {"system", nvml::to_json(*system)}});
 
   std::string line;
   std::string out;

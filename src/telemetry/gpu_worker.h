@@ -4,7 +4,7 @@
 // process, never the agent or `cardiac status`.
 //
 // Protocol (lines; JSON but for the readings):
-//   worker → parent, once:  {"type":"hello","ok":true,"system":{…}}
+//   worker → parent, once:  {"type":"hello","ok":true,"wire":"<layout id>","system":{…}}
 //                        or {"type":"hello","ok":false,"kind":"…","message":"…"}
 //   parent → worker:        {"cmd":"sample","only":[4,5]}   (omit "only" for every GPU)
 //   worker → parent:        "gpu " and the reading's compact line (nvml/gpu_wire.h) per device,

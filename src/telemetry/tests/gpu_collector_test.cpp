@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 
 #include "nvml/gpu_json.h"
 #include "telemetry/tests/support.h"
@@ -116,6 +119,34 @@ TEST(GpuCollector, ANamedLibraryThatCannotLoadIsUnusableWithTheReason) {
   EXPECT_EQ(snap.error_kind, "library_unusable");
   EXPECT_NE(snap.error.find("/nonexistent/libnvidia-ml.so.1"), std::string::npos);
   EXPECT_NE(snap.error.find("No such file"), std::string::npos) << snap.error;
+}
+
+// A worker of another build (an agent running across an upgrade restarts its worker from the
+// new file) lays its readings out differently: refused with the reason, not misread.
+TEST(GpuCollector, AWorkerOfAnotherBuildIsRefused) {
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("cardiac-old-worker-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string worker = dir + "/cardiac-nvml-worker";
+  std::ofstream(worker) << "#!/bin/sh\n"
+                           "echo '{\"type\":\"hello\",\"ok\":true,\"wire\":\"0000000000000000\","
+                           "\"system\":{}}'\n"
+                           "exec cat >/dev/null\n";
+  std::filesystem::permissions(worker, std::filesystem::perms::owner_all);
+  ManualClock clock;
+  auto o = fake_options(scenario_path("healthy-8xh100.json"), 5 * kNsPerSec);
+  o.executable = worker;
+  GpuCollector c(o, clock);
+  auto snap = c.sample();
+  EXPECT_FALSE(snap.available);
+  EXPECT_EQ(snap.error_kind, "worker_failed");
+  EXPECT_NE(snap.error.find("another build"), std::string::npos) << snap.error;
+  EXPECT_NE(snap.error.find(worker), std::string::npos) << snap.error;
+  std::filesystem::remove_all(dir);
+
+  // The real worker of this build says the same layout.
+  GpuCollector same(fake_options(scenario_path("healthy-8xh100.json"), 5 * kNsPerSec), clock);
+  EXPECT_TRUE(same.sample().available);
 }
 
 TEST(GpuCollector, HungCallMarksOnlyThatGpuAndReadsTheRest) {
