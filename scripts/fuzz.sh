@@ -266,8 +266,8 @@ seed_baseline() {
   c_literals "$1" test 2 '(?:parse_baseline|error_of)\(' src/baseline/tests/json_test.cpp
 }
 
-# Statistics files tabulated by the library itself (two nodes, a fleet with a lemon node, no
-# exposure), so that the seeds follow the format.
+# Statistics files tabulated by the library itself (two nodes with and without the repair times,
+# a fleet with a lemon node, no exposure), so that the seeds follow the format.
 seed_failstats() {
   CARDIAC_FUZZ_WRITE_SEEDS=$1 "$build/fuzz/fuzz_failstats"
 }

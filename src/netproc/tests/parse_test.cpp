@@ -195,7 +195,7 @@ std::vector<std::uint8_t> control(std::uint16_t type, int error = 0) {
   return out;
 }
 
-std::vector<std::uint8_t> cat(std::vector<std::vector<std::uint8_t>> parts) {
+std::vector<std::uint8_t> cat(const std::vector<std::vector<std::uint8_t>>& parts) {
   std::vector<std::uint8_t> out;
   for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
   return out;
