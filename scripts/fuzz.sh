@@ -200,8 +200,10 @@ seed_tail_log() {
   CARDIAC_FUZZ_WRITE_SEEDS=$1 "$build/fuzz/fuzz_tail_log"
 }
 
-seed_host() {
-  local out=$1 index pairs globs root pattern f n=0
+# The fixture files that a target's parser table names (CARDIAC_FUZZ_LIST_PARSERS=1 prints
+# it: index, two-sample flag, globs under a captured root), each behind its parser's byte.
+table_fixtures() {
+  local target=$1 out=$2 index pairs globs root pattern f n=0
   while IFS=$'\t' read -r index pairs globs; do
     for root in $(host_roots); do
       for pattern in $globs; do
@@ -212,7 +214,14 @@ seed_host() {
         done
       done
     done
-    # Two captures of the same host: seed the rate computations with a real pair.
+  done < <(CARDIAC_FUZZ_LIST_PARSERS=1 "$build/fuzz/fuzz_$target")
+}
+
+seed_host() {
+  local out=$1 index pairs globs root pattern n=0
+  table_fixtures host "$out"
+  # Two captures of the same host: seed the rate computations with a real pair.
+  while IFS=$'\t' read -r index pairs globs; do
     [ "$pairs" = 1 ] || continue
     for root in $(host_roots | grep '/t0$'); do
       local next=${root%/t0}/t1
@@ -224,6 +233,43 @@ seed_host() {
       done
     done
   done < <(CARDIAC_FUZZ_LIST_PARSERS=1 "$build/fuzz/fuzz_host")
+}
+
+# The captured hosts' /proc/net/udp{,6}, passwd and status files (the table in
+# fuzz_netproc.cpp), sock_diag answers written by the target itself, and a few fd links.
+seed_netproc() {
+  local out=$1
+  table_fixtures netproc "$out"
+  CARDIAC_FUZZ_WRITE_SEEDS=$out "$build/fuzz/fuzz_netproc"
+  printf '\006socket:[15290]\npipe:[4021]\n/dev/null\nsocket:[]\n' >"$out/fd-links"
+}
+
+# The captured hosts' /proc/net tables behind their table's byte (0-3), and their passwd files
+# behind 4 (read_security_facts).
+seed_security_facts() {
+  local out=$1 root i n=0 tables=(tcp tcp6 udp udp6)
+  for root in $(host_roots); do
+    for i in 0 1 2 3; do
+      [ -f "$root/proc/net/${tables[$i]}" ] || continue
+      { selector "$i"; cat "$root/proc/net/${tables[$i]}"; } >"$out/table-$n"
+      n=$((n + 1))
+    done
+    [ -f "$root/etc/passwd" ] || continue
+    { selector 4; cat "$root/etc/passwd"; } >"$out/passwd-$n"
+    n=$((n + 1))
+  done
+}
+
+# The baseline fixtures and the baseline texts of the JSON tests.
+seed_baseline() {
+  cp tests/fixtures/baselines/*.json "$1/"
+  c_literals "$1" test 2 '(?:parse_baseline|error_of)\(' src/baseline/tests/json_test.cpp
+}
+
+# Statistics files tabulated by the library itself (two nodes with and without the repair times,
+# a fleet with a lemon node, no exposure), so that the seeds follow the format.
+seed_failstats() {
+  CARDIAC_FUZZ_WRITE_SEEDS=$1 "$build/fuzz/fuzz_failstats"
 }
 
 # Each fixture tree in the one-text format of fuzz/fuzz_host_snapshot.cpp.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -51,14 +52,19 @@ bool parse_endpoint(std::string_view s, std::string& address, unsigned& port) {
   return true;
 }
 
+// A UID is 32 bits. A larger number is no UID: cast, 4294967296 would pass for root.
+std::optional<unsigned> parse_uid(std::string_view s) {
+  auto v = parse_u64(s);
+  if (!v || *v > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
+  return static_cast<unsigned>(*v);
+}
+
 std::map<unsigned, std::string> read_user_names(const std::string& passwd) {
   std::map<unsigned, std::string> names;
   for (auto line : split_lines(passwd)) {
     auto f = split(line, ':');
     if (f.size() < 3) continue;
-    if (auto uid = parse_u64(f[2]); uid && !names.contains(static_cast<unsigned>(*uid))) {
-      names.emplace(static_cast<unsigned>(*uid), std::string(f[0]));
-    }
+    if (auto uid = parse_uid(f[2])) names.emplace(*uid, std::string(f[0]));  // the first wins
   }
   return names;
 }
@@ -82,9 +88,7 @@ std::optional<unsigned> real_uid(const std::string& status) {
     if (!line.starts_with("Uid:")) continue;
     auto f = split_ws(line.substr(4));
     if (f.empty()) return std::nullopt;
-    auto v = parse_u64(f[0]);
-    if (!v) return std::nullopt;
-    return static_cast<unsigned>(*v);
+    return parse_uid(f[0]);
   }
   return std::nullopt;
 }
@@ -131,13 +135,14 @@ std::vector<SocketEntry> parse_proc_net(std::string_view text, std::string_view 
     SocketEntry e;
     e.proto = std::string(proto);
     auto st = parse_u64(f[3], 16);
-    auto uid = parse_u64(f[7]);
+    auto uid = parse_uid(f[7]);
     auto inode = parse_u64(f[9]);
-    if (!st || !uid || !inode) continue;
+    // The state is a byte ("%02X"): a wider number must not wrap to 0x0A and pass for LISTEN.
+    if (!st || *st > 0xFF || !uid || !inode) continue;
     if (!parse_endpoint(f[1], e.local_address, e.local_port)) continue;
     if (!parse_endpoint(f[2], e.remote_address, e.remote_port)) continue;
     e.state = static_cast<unsigned>(*st);
-    e.uid = static_cast<unsigned>(*uid);
+    e.uid = *uid;
     e.inode = *inode;
     out.push_back(std::move(e));
   }

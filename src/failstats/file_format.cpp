@@ -17,12 +17,15 @@ json number(double v) {
   return std::isfinite(v) ? json(v) : json();
 }
 
+// The times are written only when all `n` are known: a file read without them (they are
+// optional), or merged with one, has fewer, and the reader refuses a list that is not `n` long.
 json repair_json(const RepairSums& r) {
-  return {{"n", r.n},
-          {"sum_hours", r.sum_hours},
-          {"sum_log_hours", r.sum_log},
-          {"sum_log2_hours", r.sum_log2},
-          {"hours", r.hours}};
+  json j = {{"n", r.n},
+            {"sum_hours", r.sum_hours},
+            {"sum_log_hours", r.sum_log},
+            {"sum_log2_hours", r.sum_log2}};
+  if (r.hours.size() == r.n) j["hours"] = r.hours;
+  return j;
 }
 
 json counts_json(const ClassCounts& c) {

@@ -30,6 +30,13 @@ Result<sim::FailureModel> fit_model(const FailureStats& s) {
     if (s.counts[i] == 0) continue;
     const RepairSums& r = s.repairs[i];
     const double hours = r.n > 0 ? r.sum_hours / static_cast<double>(r.n) : fallback_hours;
+    // Checked before the conversion to nanoseconds, which overflows past ~292 years.
+    if (class_scope(c) != sim::Scope::kJob && !(hours <= kMaxRepairHours)) {
+      return fail(Error::invalid(fmt::format(
+          "the mean repair time of class {} is {:.6g} hours, over the {:.0f} (ten years) a "
+          "fitted model takes: are the repair sums in hours?",
+          class_name(c), hours, kMaxRepairHours)));
+    }
     sim::Component comp;
     comp.name = std::string(class_title(c));
     comp.category = std::string(class_category(c));

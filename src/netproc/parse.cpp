@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -234,9 +235,14 @@ Result<DiagBatch> parse_inet_diag(std::span<const std::uint8_t> bytes) {
       return out;
     }
     if (h.nlmsg_type == NLMSG_ERROR) {
-      int err = body.size() >= sizeof(int) ? -read_at<int>(body, 0) : 0;
+      // The kernel sends -errno. Negated in 64 bits: a damaged INT_MIN has no negation in int.
+      const std::int64_t err =
+          body.size() >= sizeof(int) ? -static_cast<std::int64_t>(read_at<int>(body, 0)) : 0;
+      const bool errno_value = err >= 0 && err <= std::numeric_limits<int>::max();
       return fail(Error::unavailable(
-          fmt::format("the kernel answered error {} ({})", err, std::strerror(err)), "sock_diag"));
+          fmt::format("the kernel answered error {} ({})", err,
+                      errno_value ? std::strerror(static_cast<int>(err)) : "not an errno"),
+          "sock_diag"));
     }
     if (h.nlmsg_type == SOCK_DIAG_BY_FAMILY && body.size() >= sizeof(inet_diag_msg)) {
       auto m = read_at<inet_diag_msg>(body, 0);

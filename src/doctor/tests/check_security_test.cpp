@@ -126,6 +126,35 @@ TEST(CheckSecurity, DeletedButReplacedIsInfoAndMemfdIsNot) {
   EXPECT_EQ(evidence_text(found[0]).find("sshd"), std::string::npos);  // the upgrade is not news
 }
 
+// Numbers wider than the kernel's fields are not read as the number they wrap to: a passwd
+// UID of 2^32 is not root's name, a state of 0x10000000A is not LISTEN
+// (fuzz/crashes-found/security_facts-…).
+TEST(SecurityFacts, NumbersWiderThanTheirFieldDoNotWrap) {
+  MemFs fs;
+  fs.add_file("/etc/passwd", "evil:x:4294967296:0::/:/bin/sh\nroot:x:0:0:root:/root:/bin/bash\n");
+  fs.add_file("/proc/1/stat", "1 (init) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 1 1\n");
+  fs.add_file("/proc/1/status", "Name:\tinit\nUid:\t0\t0\t0\t0\n");
+  fs.add_file("/proc/2/stat", "2 (x) S 1 2 2 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 1 1\n");
+  fs.add_file("/proc/2/status", "Name:\tx\nUid:\t4294967296\t0\t0\t0\n");
+  fs.add_file("/proc/net/tcp",
+              "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  "
+              "timeout inode\n"
+              "   0: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0 "
+              "0 101 1\n"
+              "   1: 00000000:1F90 00000000:0000 10000000A 00000000:00000000 00:00000000 00000000 "
+              "0 0 102 1\n"
+              "   2: 00000000:1F91 00000000:0000 0A 00000000:00000000 00:00000000 00000000 "
+              "4294967296 0 103 1\n");
+  const auto facts = read_security_facts(fs, {});
+  ASSERT_EQ(facts.processes.size(), 2U);
+  EXPECT_EQ(facts.processes[0].user, "root");
+  EXPECT_EQ(facts.processes[1].uid, std::nullopt);
+  ASSERT_EQ(facts.sockets.size(), 1U);
+  EXPECT_EQ(facts.sockets[0].inode, 101U);
+  ASSERT_EQ(facts.uid0_accounts.size(), 1U);
+  EXPECT_EQ(facts.uid0_accounts[0].name, "root");
+}
+
 TEST(CheckSecurity, TmpExecutable) {
   auto found = run(host_input(fixture("sec-tmp-exe")));
   ASSERT_EQ(found.size(), 1U) << ids(found);

@@ -57,6 +57,24 @@ TEST(FileFormat, TwoFilesMergeIntoTheirSum) {
   EXPECT_EQ(a.repairs[static_cast<std::size_t>(FaultClass::kGpuLost)].n, 2u);
 }
 
+// The times are optional: statistics read without them are written without them, and read
+// back (fuzz/crashes-found/failstats-…).
+TEST(FileFormat, RepairsWithoutTheirTimesAreWrittenWithoutThemAndReadBack) {
+  nlohmann::json j = to_json(sample());
+  j["classes"]["gpu_lost"]["repair"].erase("hours");
+  auto s = parse_stats(j.dump(), "a.json");
+  ASSERT_TRUE(s) << s.error().what();
+  const auto lost = static_cast<std::size_t>(FaultClass::kGpuLost);
+  EXPECT_EQ(s->repairs[lost].n, 1u);
+  EXPECT_TRUE(s->repairs[lost].hours.empty());
+  nlohmann::json written = to_json(*s);
+  EXPECT_FALSE(written["classes"]["gpu_lost"]["repair"].contains("hours"));
+  EXPECT_EQ(written["classes"]["network"]["repair"]["hours"], nlohmann::json::array({2.0}));
+  auto back = parse_stats(written.dump(), "b.json");
+  ASSERT_TRUE(back) << back.error().what();
+  EXPECT_EQ(to_json(*back), written);
+}
+
 TEST(FileFormat, BadInputNamesTheFileAndTheField) {
   auto expect_error = [](const std::string& text, const std::string& needle) {
     auto r = parse_stats(text, "f.json");

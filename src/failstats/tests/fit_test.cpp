@@ -132,6 +132,32 @@ TEST(Fit, ZeroExposureIsRefusedWithAReason) {
   EXPECT_NE(m.error().what().find("no exposure"), std::string::npos) << m.error().what();
 }
 
+// A repair mean past what nanoseconds hold was converted anyway and came out negative
+// (fuzz/crashes-found/failstats-repair-1e7-hours).
+TEST(Fit, ARepairMeanOverTenYearsIsRefusedWithAReason) {
+  FailureStats s;
+  s.gpu_days = 1;
+  s.gpus = 1;
+  const auto lost = static_cast<std::size_t>(FaultClass::kGpuLost);
+  s.counts[lost] = 1;
+  s.repairs[lost].add(1e7);
+  auto m = fit_model(s);
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().what().find("class gpu_lost is 1e+07 hours"), std::string::npos)
+      << m.error().what();
+  s.repairs[lost] = {};
+  s.repairs[lost].add(kMaxRepairHours);  // ten years exactly still fits
+  auto at_limit = fit_model(s);
+  ASSERT_TRUE(at_limit) << at_limit.error().what();
+  EXPECT_EQ(at_limit->components[0].repair,
+            static_cast<DurationNs>(kMaxRepairHours) * 3600 * kNsPerSec);
+  // Software failures take no hardware out: their repair times are not used.
+  const auto software = static_cast<std::size_t>(FaultClass::kSoftware);
+  s.counts[software] = 1;
+  s.repairs[software].add(1e7);
+  EXPECT_TRUE(fit_model(s));
+}
+
 TEST(Fit, AClassWithoutRepairsTakesThePooledMean) {
   FailureStats s;
   s.gpu_days = 1000;

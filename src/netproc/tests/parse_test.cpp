@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -194,7 +195,7 @@ std::vector<std::uint8_t> control(std::uint16_t type, int error = 0) {
   return out;
 }
 
-std::vector<std::uint8_t> cat(std::vector<std::vector<std::uint8_t>> parts) {
+std::vector<std::uint8_t> cat(const std::vector<std::vector<std::uint8_t>>& parts) {
   std::vector<std::uint8_t> out;
   for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
   return out;
@@ -262,6 +263,12 @@ TEST(InetDiag, ErrorsAndTruncationAreErrors) {
   ASSERT_FALSE(err);
   EXPECT_NE(err.error().what().find("sock_diag"), std::string::npos);
   EXPECT_NE(err.error().what().find(std::strerror(EPERM)), std::string::npos);
+
+  // A damaged code whose negation does not fit an int (fuzz/crashes-found/netproc-…).
+  auto odd = parse_inet_diag(control(NLMSG_ERROR, std::numeric_limits<int>::min()));
+  ASSERT_FALSE(odd);
+  EXPECT_NE(odd.error().what().find("error 2147483648 (not an errno)"), std::string::npos)
+      << odd.error().what();
 
   auto m = diag_message(AF_INET, {10, 0, 0, 1}, 1, {10, 0, 0, 2}, 2, 5, 0, 1, 1);
   m.resize(m.size() - 8);
