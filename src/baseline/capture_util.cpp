@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -263,13 +265,24 @@ void add_host_settings(const FileSystem& fs, std::vector<Fact>& out) {
 }
 
 bool key_less(std::string_view a, std::string_view b) {
+  // Part by part: numbers (digits only) before words, numbers by value, then by their text so
+  // that "01" and "1" stay two keys; words by their text. Each part's place depends on it
+  // alone, so this is a strict weak order whose equal keys are equal strings.
   auto pa = split(a, '.');
   auto pb = split(b, '.');
+  auto number = [](std::string_view part) -> std::optional<std::uint64_t> {
+    if (part.empty() ||
+        !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return std::nullopt;
+    }
+    return parse_u64(part);
+  };
   for (std::size_t i = 0; i < pa.size() && i < pb.size(); ++i) {
     if (pa[i] == pb[i]) continue;
-    auto na = parse_u64(pa[i]);
-    auto nb = parse_u64(pb[i]);
-    if (na && nb) return *na < *nb;
+    auto na = number(pa[i]);
+    auto nb = number(pb[i]);
+    if (na.has_value() != nb.has_value()) return na.has_value();
+    if (na && *na != *nb) return *na < *nb;
     return pa[i] < pb[i];
   }
   return pa.size() < pb.size();

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "baseline/capture_util.h"
 #include "core/format.h"
 #include "core/time.h"
 
@@ -129,6 +130,9 @@ Result<Baseline> parse_baseline(std::string_view text, std::string_view file) {
     }
     b.facts.push_back(std::move(*f));
   }
+  // Sorted as capture() sorts them, whatever order a hand-edited file has.
+  std::sort(b.facts.begin(), b.facts.end(),
+            [](const Fact& x, const Fact& y) { return key_less(x.key, y.key); });
   return b;
 }
 

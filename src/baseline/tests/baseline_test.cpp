@@ -88,6 +88,28 @@ TEST(BaselineCapture, CapturedTreeWithoutNvml) {
   }
 }
 
+// A strict weak order whose equal keys are equal strings: "gpu.01" and "gpu.1" are two keys
+// (a set ordered by it once dropped one, and its difference went unreported).
+TEST(BaselineKeys, OrderIsStrictAndTellsEveryKeyApart) {
+  EXPECT_TRUE(key_less("gpu.2.x", "gpu.10.x"));
+  EXPECT_FALSE(key_less("gpu.10.x", "gpu.2.x"));
+  EXPECT_TRUE(key_less("gpu.01", "gpu.1") != key_less("gpu.1", "gpu.01"));
+  const std::vector<std::string> keys = {"x.1a", "x.2", "x.10", "x.01", "x.1", "x", "x.a", "y"};
+  for (const auto& a : keys) {
+    EXPECT_FALSE(key_less(a, a)) << a;
+    for (const auto& b : keys) {
+      if (a != b) {
+        EXPECT_NE(key_less(a, b), key_less(b, a)) << a << " " << b;
+      }
+      for (const auto& c : keys) {
+        if (key_less(a, b) && key_less(b, c)) {
+          EXPECT_TRUE(key_less(a, c)) << a << b << c;
+        }
+      }
+    }
+  }
+}
+
 TEST(BaselineCapture, NvmlFacts) {
   RootFs fs(kNode01);
   auto gpus = two_gpus();
