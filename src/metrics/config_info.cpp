@@ -32,6 +32,7 @@ const std::vector<std::pair<std::string_view, std::string_view>>& gpu_config_lab
       {"mig", "mig"},
       {"power_limit_w", "power_limit_w"},
       {"clocks_max", "clocks_max"},
+      {"app_clocks", "app_clocks"},
       {"pcie", "pcie"},
       {"numa_node", "numa_node"},
   };
@@ -49,8 +50,8 @@ std::vector<MetricDef> config_metric_rows() {
        .source = "baseline::capture (src/baseline): host files and the first NVML sample"},
       {.name = "cardiac_gpu_config_info",
        .help = "1 per GPU, with its configuration facts as labels (persistence, ECC and MIG "
-               "mode, power limit in W, maximum SM/memory clocks in MHz, PCIe generation and "
-               "width, NUMA node); read when the agent starts and on reload.",
+               "mode, power limit in W, maximum and application SM/memory clocks in MHz, PCIe "
+               "generation and width, NUMA node); read when the agent starts and on reload.",
        .scope = Scope::kGpuConfig,
        .source = "baseline::capture (src/baseline): NVML and /sys/bus/pci"},
   };
