@@ -37,10 +37,11 @@ TEST(ReloadDiff, EveryOtherChangedKeyIsNamed) {
   const config::Config next = parse(
       "[nvml]\ntimeout = \"2s\"\n[agent]\nlisten = \"127.0.0.1:9999\"\nhost_interval = \"7s\"\n"
       "[kmsg]\nenabled = false\n[store]\nraw_retention = \"1d\"\n[queue]\npolicy = \"backfill\"\n"
-      "[doctor]\nwindow = \"1s\"\n[fleet]\nprometheus = \"http://p:9090\"\n");
+      "[doctor]\nwindow = \"1s\"\n[fleet]\nprometheus = \"http://p:9090\"\n"
+      "[security]\nwatch_interval = \"5m\"\n");
   EXPECT_EQ(restart_keys(running, next),
             (std::vector<std::string>{"[nvml]", "[agent] listen", "[agent] host_interval", "[kmsg]",
-                                      "[store]", "[fleet]", "[queue]"}));
+                                      "[store]", "[security]", "[fleet]", "[queue]"}));
 }
 
 TEST(ReloadDiff, RulesFingerprintFollowsTheFileContents) {
