@@ -18,7 +18,7 @@
 namespace cardiac::e2e {
 namespace {
 
-constexpr const char* kFixtures = CARDIAC_FIXTURES_DIR;
+constexpr const char* kBaselineFixtures = CARDIAC_FIXTURES_DIR;
 constexpr const char* kNode01 = CARDIAC_FIXTURES_DIR "/hosts/debian-gpu-8x";
 constexpr const char* kNode02 = CARDIAC_FIXTURES_DIR "/hosts/gpu-node-02-drift";
 
@@ -189,7 +189,8 @@ TEST(BaselineCli, BadFilesAreUsageErrorsNamingFileAndField) {
 
   auto missing = run_cardiac({"baseline", "show", dir.path() + "/none.json"});
   EXPECT_EQ(missing.exit_code, 3);
-  auto no_tree = run_cardiac({"baseline", "capture", "-o", "-", "--offline", "--root", kFixtures});
+  auto no_tree =
+      run_cardiac({"baseline", "capture", "-o", "-", "--offline", "--root", kBaselineFixtures});
   EXPECT_EQ(no_tree.exit_code, 2) << no_tree.err;
 }
 

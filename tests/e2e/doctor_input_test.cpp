@@ -25,16 +25,16 @@
 namespace cardiac::e2e {
 namespace {
 
-const std::string kFixtures = CARDIAC_FIXTURES_DIR;
-const std::string kHost = kFixtures + "/hosts/debian-gpu-8x";
-const std::string kMinimal = kFixtures + "/hosts/minimal";
-const std::string kKmsg = kFixtures + "/kmsg/";
+const std::string kInputFixtures = CARDIAC_FIXTURES_DIR;
+const std::string kInputHost = kInputFixtures + "/hosts/debian-gpu-8x";
+const std::string kInputMinimal = kInputFixtures + "/hosts/minimal";
+const std::string kKmsg = kInputFixtures + "/kmsg/";
 
 nlohmann::json parse(const RunResult& r) {
   return nlohmann::json::parse(r.out, nullptr, false);
 }
 
-const nlohmann::json* finding(const nlohmann::json& j, const std::string& id) {
+const nlohmann::json* input_finding(const nlohmann::json& j, const std::string& id) {
   if (!j.contains("findings")) return nullptr;
   for (const auto& f : j["findings"]) {
     if (f["id"] == id) return &f;
@@ -42,7 +42,7 @@ const nlohmann::json* finding(const nlohmann::json& j, const std::string& id) {
   return nullptr;
 }
 
-std::string ids(const nlohmann::json& j) {
+std::string input_ids(const nlohmann::json& j) {
   if (!j.contains("findings")) return j.dump();
   std::string s;
   for (const auto& f : j["findings"]) {
@@ -68,17 +68,17 @@ TEST(DoctorInput, CompressedKernelLogsAreRead) {
       kKmsg + "xid48-dbe.syslog.3.zst",
       copy_to_temp(tmp, kKmsg + "xid48-dbe.syslog.1.gz", "kern.log.renamed")};
   for (const auto& file : files) {
-    auto r = run_cardiac({"doctor", "--json", "--offline", "--root", kMinimal, "--kmsg", file,
+    auto r = run_cardiac({"doctor", "--json", "--offline", "--root", kInputMinimal, "--kmsg", file,
                           "--year", "2024", "--quiet"});
     auto j = parse(r);
     ASSERT_FALSE(j.is_discarded()) << file << ": " << r.out << r.err;
     EXPECT_EQ(r.exit_code, 1) << file;
-    const auto* f = finding(j, "xid.48");
-    ASSERT_NE(f, nullptr) << file << ": " << ids(j);
+    const auto* f = input_finding(j, "xid.48");
+    ASSERT_NE(f, nullptr) << file << ": " << input_ids(j);
     EXPECT_EQ((*f)["severity"], "critical");
-    EXPECT_EQ(finding(j, "kmsg.unrecognised"), nullptr) << ids(j);
+    EXPECT_EQ(input_finding(j, "kmsg.unrecognised"), nullptr) << input_ids(j);
   }
-  auto text = run_cardiac({"doctor", "--offline", "--root", kMinimal, "--kmsg",
+  auto text = run_cardiac({"doctor", "--offline", "--root", kInputMinimal, "--kmsg",
                            kKmsg + "xid48-dbe.syslog.1.gz", "--color", "never", "--quiet"});
   EXPECT_EQ(text.exit_code, 1);
   EXPECT_EQ(text.out.find("No problems found"), std::string::npos) << text.out;
@@ -88,15 +88,15 @@ TEST(DoctorInput, CompressedKernelLogsAreRead) {
 // A file that is no kernel log at all (here a shared library): a warning saying so, exit 1,
 // never "No problems found".
 TEST(DoctorInput, BinaryKernelLogIsAWarningNotACleanBill) {
-  auto r = run_cardiac({"doctor", "--offline", "--root", kMinimal, "--kmsg", FAKE_NVML_PATH,
+  auto r = run_cardiac({"doctor", "--offline", "--root", kInputMinimal, "--kmsg", FAKE_NVML_PATH,
                         "--color", "never", "--quiet"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_EQ(r.out.find("No problems found"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("is binary data, not a kernel log"), std::string::npos) << r.out;
-  auto j = parse(run_cardiac(
-      {"doctor", "--json", "--offline", "--root", kMinimal, "--kmsg", FAKE_NVML_PATH, "--quiet"}));
-  const auto* f = finding(j, "kmsg.unrecognised");
-  ASSERT_NE(f, nullptr) << ids(j);
+  auto j = parse(run_cardiac({"doctor", "--json", "--offline", "--root", kInputMinimal, "--kmsg",
+                              FAKE_NVML_PATH, "--quiet"}));
+  const auto* f = input_finding(j, "kmsg.unrecognised");
+  ASSERT_NE(f, nullptr) << input_ids(j);
   EXPECT_EQ((*f)["severity"], "warning");
   const std::string size = std::to_string(std::filesystem::file_size(FAKE_NVML_PATH));
   EXPECT_EQ((*f)["title"].get<std::string>(), std::string(FAKE_NVML_PATH) +
@@ -109,12 +109,12 @@ TEST(DoctorInput, BinaryKernelLogIsAWarningNotACleanBill) {
 TEST(DoctorInput, AnExecutableIsBinaryNotAPartlyReadLog) {
   cardiac::testing::TempDir tmp;
   const std::string exe = copy_to_temp(tmp, "/bin/ls", "ls-as-kmsg");
-  auto j = parse(
-      run_cardiac({"doctor", "--json", "--offline", "--root", kMinimal, "--kmsg", exe, "--quiet"}));
+  auto j = parse(run_cardiac(
+      {"doctor", "--json", "--offline", "--root", kInputMinimal, "--kmsg", exe, "--quiet"}));
   ASSERT_FALSE(j.is_discarded());
-  EXPECT_EQ(finding(j, "kmsg.partly_recognised"), nullptr) << ids(j);
-  const auto* f = finding(j, "kmsg.unrecognised");
-  ASSERT_NE(f, nullptr) << ids(j);
+  EXPECT_EQ(input_finding(j, "kmsg.partly_recognised"), nullptr) << input_ids(j);
+  const auto* f = input_finding(j, "kmsg.unrecognised");
+  ASSERT_NE(f, nullptr) << input_ids(j);
   EXPECT_NE((*f)["title"].get<std::string>().find("binary data, not a kernel log"),
             std::string::npos)
       << (*f)["title"];
@@ -144,7 +144,7 @@ TEST(DoctorInput, TheAgentStoresGpusAreCounted) {
   SpawnOptions so;
   so.argv = {CARDIAC_BINARY, "agent",       "--nvml-lib", FAKE_NVML_PATH, "--state-dir", dir,
              "--listen",     "127.0.0.1:0", "--interval", "100ms"};
-  so.env = {{"CARDIAC_FAKE_NVML_SCENARIO", kFixtures + "/scenarios/thermal-throttle.json"}};
+  so.env = {{"CARDIAC_FAKE_NVML_SCENARIO", kInputFixtures + "/scenarios/thermal-throttle.json"}};
   so.pipe_stdin = false;
   so.pipe_stdout = false;
   const int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -179,8 +179,9 @@ TEST(DoctorInput, OfflineReportIsTheSameBytesEveryRun) {
   const std::vector<std::vector<std::string>> formats = {
       {"--color", "never"}, {"--json"}, {"--markdown"}, {"--html"}};
   for (const auto& format : formats) {
-    std::vector<std::string> args = {"doctor", "--offline", "--root",
-                                     kHost,    "--kmsg",    kKmsg + "xid79-aer-surprise-down.dmesg",
+    std::vector<std::string> args = {"doctor", "--offline",
+                                     "--root", kInputHost,
+                                     "--kmsg", kKmsg + "xid79-aer-surprise-down.dmesg",
                                      "--quiet"};
     args.insert(args.end(), format.begin(), format.end());
     auto a = run_cardiac(args, {{"TZ", "UTC"}});
@@ -202,8 +203,8 @@ const nlohmann::json* xid_event(const nlohmann::json& j, int xid) {
 // recorded (btime in its proc/stat) plus the monotonic stamp, else no time but the monotonic one.
 TEST(DoctorInput, OfflineEventTimesComeFromTheLogAndTheCapture) {
   const std::string dmesg = kKmsg + "xid79-aer-surprise-down.dmesg";
-  auto with_root =
-      parse(run_cardiac({"doctor", "--json", "--offline", "--root", kHost, "--kmsg", dmesg, "-q"}));
+  auto with_root = parse(
+      run_cardiac({"doctor", "--json", "--offline", "--root", kInputHost, "--kmsg", dmesg, "-q"}));
   const auto* e = xid_event(with_root, 79);
   ASSERT_NE(e, nullptr) << with_root.dump();
   // btime 1796229247 + 74889.644138 s.
@@ -234,7 +235,7 @@ TEST(DoctorInput, RefusedConnectionIsNotACriticalNetworkFinding) {
   auto near = doctor::loopback::UdpEchoResponder::start({}, clock);
   ASSERT_TRUE(closed && near);
   auto r = run_cardiac(
-      {"doctor", "--json", "--nvml-lib", FAKE_NVML_PATH, "--root", kMinimal, "--window", "0",
+      {"doctor", "--json", "--nvml-lib", FAKE_NVML_PATH, "--root", kInputMinimal, "--window", "0",
        "--quiet", "--no-kmsg", "--probe", (*closed)->target(), "--gateway", (*near)->target()},
       {scenario_env("healthy-8xh100.json")});
   auto j = parse(r);
@@ -244,8 +245,8 @@ TEST(DoctorInput, RefusedConnectionIsNotACriticalNetworkFinding) {
       EXPECT_NE(f["severity"], "critical") << f.dump(2);
     }
   }
-  const auto* f = finding(j, "network.port_closed");
-  ASSERT_NE(f, nullptr) << ids(j);
+  const auto* f = input_finding(j, "network.port_closed");
+  ASSERT_NE(f, nullptr) << input_ids(j);
   EXPECT_EQ((*f)["severity"], "warning");
   const auto& probes = j["sources"]["probes"];
   ASSERT_EQ(probes.size(), 2U) << j["sources"].dump(2);

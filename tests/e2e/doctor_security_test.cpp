@@ -18,10 +18,10 @@
 namespace cardiac::e2e {
 namespace {
 
-constexpr std::string_view kFixtures = CARDIAC_FIXTURES_DIR;
+constexpr std::string_view kSecurityFixtures = CARDIAC_FIXTURES_DIR;
 
 std::string fixture(std::string_view path) {
-  return std::string(kFixtures) + "/" + std::string(path);
+  return std::string(kSecurityFixtures) + "/" + std::string(path);
 }
 
 nlohmann::json doctor_offline(const std::string& root, std::vector<std::string> extra = {}) {

@@ -17,7 +17,7 @@
 namespace cardiac::e2e {
 namespace {
 
-const std::string kHost = std::string(CARDIAC_FIXTURES_DIR) + "/hosts/slurm-node-2numa";
+const std::string kSlurmHost = std::string(CARDIAC_FIXTURES_DIR) + "/hosts/slurm-node-2numa";
 
 // `promtool check metrics` over `text`: its exit code and output, or -1 when promtool is not
 // installed (then the caller skips that check).
@@ -37,7 +37,7 @@ std::pair<int, std::string> promtool_check(const std::string& text) {
 TEST(GpuJobs, MetricsCarryTheJobOfEachGpu) {
   AgentProcess agent(
       read_text(std::string(CARDIAC_FIXTURES_DIR) + "/scenarios/dgx1-v100-slurm.json"),
-      "[host]\nroot = \"" + kHost + "\"\n");
+      "[host]\nroot = \"" + kSlurmHost + "\"\n");
   agent.agent_keys("interval = \"200ms\"\nhost_interval = \"500ms\"\n");
   ASSERT_TRUE(agent.start());
   std::string metrics;
@@ -70,9 +70,9 @@ TEST(GpuJobs, MetricsCarryTheJobOfEachGpu) {
 }
 
 TEST(GpuJobs, StatusJsonNamesEachProcesssJob) {
-  RunResult r = run_cardiac(
-      {"status", "--json", "--nvml-lib", FAKE_NVML_PATH, "--root", kHost, "--config", "/dev/null"},
-      {scenario_env("dgx1-v100-slurm.json")});
+  RunResult r = run_cardiac({"status", "--json", "--nvml-lib", FAKE_NVML_PATH, "--root", kSlurmHost,
+                             "--config", "/dev/null"},
+                            {scenario_env("dgx1-v100-slurm.json")});
   auto j = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.out << r.err;
   const auto& p0 = j["gpus"][0]["processes"][0];
@@ -88,8 +88,8 @@ TEST(GpuJobs, StatusJsonNamesEachProcesssJob) {
   EXPECT_EQ(p7["name"], "jupyter-lab") << p7;
   EXPECT_FALSE(p7.contains("job")) << p7;
 
-  RunResult text = run_cardiac({"status", "--nvml-lib", FAKE_NVML_PATH, "--root", kHost, "--config",
-                                "/dev/null", "--color", "never"},
+  RunResult text = run_cardiac({"status", "--nvml-lib", FAKE_NVML_PATH, "--root", kSlurmHost,
+                                "--config", "/dev/null", "--color", "never"},
                                {scenario_env("dgx1-v100-slurm.json")});
   EXPECT_NE(text.out.find("GPU MEMORY  JOB\n"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("  slurm 456\n"), std::string::npos) << text.out;
@@ -97,7 +97,7 @@ TEST(GpuJobs, StatusJsonNamesEachProcesssJob) {
 }
 
 TEST(GpuJobs, DoctorFindingNamesTheJobOnItsGpu) {
-  RunResult r = run_cardiac({"doctor", "--json", "--nvml-lib", FAKE_NVML_PATH, "--root", kHost,
+  RunResult r = run_cardiac({"doctor", "--json", "--nvml-lib", FAKE_NVML_PATH, "--root", kSlurmHost,
                              "--window", "0", "--quiet", "--no-probe", "--no-kmsg"},
                             {scenario_env("dgx1-v100-slurm.json")});
   auto j = nlohmann::json::parse(r.out, nullptr, false);
@@ -121,8 +121,8 @@ TEST(GpuJobs, DoctorFindingNamesTheJobOnItsGpu) {
     }
   }
 
-  RunResult text = run_cardiac({"doctor", "--nvml-lib", FAKE_NVML_PATH, "--root", kHost, "--window",
-                                "0", "--quiet", "--no-probe", "--no-kmsg"},
+  RunResult text = run_cardiac({"doctor", "--nvml-lib", FAKE_NVML_PATH, "--root", kSlurmHost,
+                                "--window", "0", "--quiet", "--no-probe", "--no-kmsg"},
                                {scenario_env("dgx1-v100-slurm.json")});
   EXPECT_NE(text.out.find("slurm job 456"), std::string::npos) << text.out;
 }

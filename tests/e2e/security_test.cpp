@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <grp.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <pwd.h>
 #include <sys/stat.h>
 

@@ -17,10 +17,10 @@
 #include <sstream>
 #include <string>
 
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "platform/subprocess.h"
+#include "tests/e2e/http.h"
 
 namespace cardiac::e2e {
 
@@ -187,14 +187,7 @@ class AgentProcess {
     int status = child_.wait();
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
-  std::pair<int, std::string> get(const std::string& path) const {
-    httplib::Client cli("127.0.0.1", port_);
-    cli.set_connection_timeout(1, 0);
-    cli.set_read_timeout(5, 0);
-    auto r = cli.Get(path.c_str());
-    if (!r) return {0, ""};
-    return {r->status, r->body};
-  }
+  std::pair<int, std::string> get(const std::string& path) const { return http_get(port_, path); }
   [[nodiscard]] const std::string& dir() const { return dir_; }
   [[nodiscard]] std::string config_path() const { return dir_ + "/cardiac.toml"; }
   [[nodiscard]] std::string state_dir() const { return dir_ + "/state"; }

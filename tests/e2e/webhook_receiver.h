@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // A webhook receiver on loopback for the tests that follow an alert to a person: it records the
 // bodies POSTed to /hook, and serves whatever else a test registers on it (an inference
-// engine's /metrics, say).
+// engine's /metrics, say). Defined in webhook_receiver.cpp (library cardiac_e2e_support): a
+// test that registers routes includes httplib.h itself, the others need not parse it.
 #pragma once
 
-#include <httplib.h>
-
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -13,34 +13,24 @@
 
 #include <nlohmann/json.hpp>
 
+namespace httplib {
+class Server;
+}  // namespace httplib
+
 namespace cardiac::e2e {
 
 class WebhookReceiver {
  public:
-  WebhookReceiver() {
-    server_.Post("/hook", [this](const httplib::Request& req, httplib::Response& res) {
-      std::lock_guard lock(mu_);
-      bodies_.push_back(req.body);
-      res.status = 200;
-    });
-  }
-  ~WebhookReceiver() {
-    if (!thread_.joinable()) return;
-    server_.stop();
-    thread_.join();
-  }
+  WebhookReceiver();
+  ~WebhookReceiver();
   WebhookReceiver(const WebhookReceiver&) = delete;
   WebhookReceiver& operator=(const WebhookReceiver&) = delete;
 
   // Register other routes before start().
-  httplib::Server& server() { return server_; }
+  httplib::Server& server() { return *server_; }
   // Binds a free loopback port and serves; returns once the accept loop runs (a stop() before
   // it would be lost and the destructor's join hang).
-  void start() {
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running()) std::this_thread::yield();
-  }
+  void start();
 
   [[nodiscard]] int port() const { return port_; }
   [[nodiscard]] std::string url(const std::string& path) const {
@@ -50,27 +40,12 @@ class WebhookReceiver {
   [[nodiscard]] std::string notifier() const {
     return "[[notifier]]\ntype = \"webhook\"\nurl = \"" + url("/hook") + "\"\n";
   }
-  std::vector<std::string> bodies() {
-    std::lock_guard lock(mu_);
-    return bodies_;
-  }
+  std::vector<std::string> bodies();
   // The alerts received with this name and status ("firing", "resolved").
-  std::vector<nlohmann::json> received(const std::string& alertname, const std::string& status) {
-    std::vector<nlohmann::json> out;
-    for (const auto& b : bodies()) {
-      auto j = nlohmann::json::parse(b, nullptr, false);
-      if (j.is_discarded() || !j.contains("alerts")) continue;
-      for (const auto& a : j["alerts"]) {
-        if (a["labels"].value("alertname", "") == alertname && a.value("status", "") == status) {
-          out.push_back(a);
-        }
-      }
-    }
-    return out;
-  }
+  std::vector<nlohmann::json> received(const std::string& alertname, const std::string& status);
 
  private:
-  httplib::Server server_;
+  std::unique_ptr<httplib::Server> server_;
   int port_ = 0;
   std::thread thread_;
   std::mutex mu_;

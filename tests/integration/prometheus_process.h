@@ -3,9 +3,9 @@
 #pragma once
 
 #include <fcntl.h>
-#include <httplib.h>
 
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -57,12 +57,11 @@ class PrometheusProcess {
   }
 
   // GET `path` with `params`; the parsed body, or null when there is no answer.
-  [[nodiscard]] nlohmann::json get(const std::string& path, const httplib::Params& params) const {
-    httplib::Client cli("127.0.0.1", port_);
-    cli.set_read_timeout(10, 0);
-    auto r = cli.Get(path.c_str(), params, httplib::Headers{});
-    if (!r) return nlohmann::json();
-    return nlohmann::json::parse(r->body, nullptr, false);
+  [[nodiscard]] nlohmann::json get(const std::string& path,
+                                   const std::multimap<std::string, std::string>& params) const {
+    auto body = http_get_body(port_, path, params);
+    if (!body) return nlohmann::json();
+    return nlohmann::json::parse(*body, nullptr, false);
   }
   [[nodiscard]] nlohmann::json query(const std::string& promql) const {
     return get("/api/v1/query", {{"query", promql}});

@@ -4,6 +4,7 @@
 // output and our exported rules, those rules fire in Prometheus on the thermal scenario, and
 // the agent's own alert reaches Alertmanager and leaves it when resolved.
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <filesystem>
 

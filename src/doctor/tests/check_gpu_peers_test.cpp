@@ -49,7 +49,7 @@ void slow_gpu2(unsigned /*sample*/, nvml::GpuReading& r) {
 TEST(CheckGpuPeers, AGpuLaggingItsBusyPeersIsAWarningNamingTheNumbers) {
   auto out = peers(node(8, 6, slow_gpu2));
   ASSERT_EQ(out.size(), 1u) << ids(out);
-  const Finding* f = find(out, "gpu.fail_slow", 2);
+  const Finding* f = hw_test::find(out, "gpu.fail_slow", 2);
   expect_finding(f, Category::kHardware, Severity::kWarning, "Check the throttle reasons");
   EXPECT_NE(f->title.find("1200 MHz"), std::string::npos) << f->title;
   EXPECT_NE(f->title.find("1980 MHz"), std::string::npos) << f->title;
@@ -77,7 +77,7 @@ TEST(CheckGpuPeers, TheReasonsItReportsAreNamed) {
     slow_gpu2(i, r);
     if (r.index == 2) r.clock_event_reasons = nvml::kReasonSwPowerCap;
   }));
-  const Finding* f = find(out, "gpu.fail_slow", 2);
+  const Finding* f = hw_test::find(out, "gpu.fail_slow", 2);
   ASSERT_NE(f, nullptr) << ids(out);
   const auto cap = nvml::decode_clock_event_reasons(nvml::kReasonSwPowerCap);
   ASSERT_EQ(cap.size(), 1u);
@@ -156,7 +156,7 @@ TEST(CheckGpuPeers, RecordedScenariosDoNotFire) {
   for (const char* name : {"healthy-8xh100.json", "thermal-throttle.json", "pcie-degraded.json"}) {
     auto in = scenario_input(name, {0, 5, 10, 300, 305, 310});
     auto out = peers(in);
-    EXPECT_EQ(find(out, "gpu.fail_slow"), nullptr) << name << ": " << ids(out);
+    EXPECT_EQ(hw_test::find(out, "gpu.fail_slow"), nullptr) << name << ": " << ids(out);
   }
 }
 

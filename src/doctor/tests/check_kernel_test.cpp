@@ -15,7 +15,7 @@
 namespace cardiac::doctor {
 namespace {
 
-const std::string kFixtures = CARDIAC_FIXTURES_DIR "/kmsg/";
+const std::string kKernelFixtures = CARDIAC_FIXTURES_DIR "/kmsg/";
 
 DoctorInput input_from(const KernelLog& log, std::shared_ptr<const FileSystem> fs = nullptr) {
   DoctorInput in;
@@ -30,7 +30,7 @@ DoctorInput input_from(const KernelLog& log, std::shared_ptr<const FileSystem> f
 DoctorInput fixture(const std::string& name, std::shared_ptr<const FileSystem> fs = nullptr) {
   KernelLogOptions o;
   o.year_hint = 2024;
-  auto log = read_kernel_log_file(kFixtures + name, o);
+  auto log = read_kernel_log_file(kKernelFixtures + name, o);
   EXPECT_TRUE(log) << name << ": " << (log ? "" : log.error().what());
   return log ? input_from(*log, std::move(fs)) : DoctorInput{};
 }
@@ -96,7 +96,7 @@ TEST(CheckKernel, Xid79WithSurpriseDownLinkedThroughSysfs) {
               contains(f.evidence[0].text, "PCIe Bus Error"));
   for (const auto& e : f.evidence) {
     EXPECT_EQ(e.kind, "log");
-    EXPECT_EQ(e.source, kFixtures + "xid79-aer-surprise-down.dmesg");
+    EXPECT_EQ(e.source, kKernelFixtures + "xid79-aer-surprise-down.dmesg");
   }
   EXPECT_LE(f.evidence.size(), 6u);
   ASSERT_FALSE(f.actions.empty());

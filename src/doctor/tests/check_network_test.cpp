@@ -16,7 +16,7 @@ namespace cardiac::doctor {
 namespace {
 
 // The probes and the loopback responders talk over real sockets, so they run on real time.
-const SystemClock kClock;
+const SystemClock kNetworkClock;
 
 constexpr TimeNs kNow = 1'700'000'000LL * kNsPerSec;
 
@@ -375,10 +375,10 @@ TEST(CheckNetwork, NoGatewayNoNicSignsNoVerdict) {
 // End to end: real probes of loopback responders, judged. The clean responder stands in for
 // the gateway (near); the lossy one is the far target.
 TEST(CheckNetworkEndToEnd, LossyFarTargetBehindACleanGateway) {
-  auto clean = loopback::UdpEchoResponder::start({}, kClock);
-  auto lossy =
-      loopback::UdpEchoResponder::start({loopback::EchoBehaviour::drop_every(4), {}}, kClock);
-  auto good_far = loopback::UdpEchoResponder::start({}, kClock);
+  auto clean = loopback::UdpEchoResponder::start({}, kNetworkClock);
+  auto lossy = loopback::UdpEchoResponder::start({loopback::EchoBehaviour::drop_every(4), {}},
+                                                 kNetworkClock);
+  auto good_far = loopback::UdpEchoResponder::start({}, kNetworkClock);
   ASSERT_TRUE(clean && lossy && good_far);
   ProbeOptions o;
   o.count = 20;
@@ -387,7 +387,8 @@ TEST(CheckNetworkEndToEnd, LossyFarTargetBehindACleanGateway) {
 
   // One far target: everything far is bad, so the verdict is "path" (with low confidence and
   // a note that it cannot be told from the remote host itself).
-  DoctorInput in = with_probes(run_probes({(*lossy)->target()}, (*clean)->target(), o, kClock));
+  DoctorInput in =
+      with_probes(run_probes({(*lossy)->target()}, (*clean)->target(), o, kNetworkClock));
   auto loss = with_id(run(in), "network.loss");
   ASSERT_EQ(loss.size(), 1u);
   EXPECT_TRUE(contains(loss[0].title, (*lossy)->target())) << loss[0].title;
@@ -396,8 +397,8 @@ TEST(CheckNetworkEndToEnd, LossyFarTargetBehindACleanGateway) {
   EXPECT_EQ(loss[0].confidence, Confidence::kLow);
 
   // A second far target that answers cleanly: the verdict becomes "remote".
-  in = with_probes(
-      run_probes({(*good_far)->target(), (*lossy)->target()}, (*clean)->target(), o, kClock));
+  in = with_probes(run_probes({(*good_far)->target(), (*lossy)->target()}, (*clean)->target(), o,
+                              kNetworkClock));
   loss = with_id(run(in), "network.loss");
   ASSERT_EQ(loss.size(), 1u);
   EXPECT_TRUE(contains(loss[0].title, (*lossy)->target())) << loss[0].title;
@@ -409,13 +410,14 @@ TEST(CheckNetworkEndToEnd, LossyFarTargetBehindACleanGateway) {
 // A warning naming the port, never a critical network loss; the summary line says so too.
 TEST(CheckNetworkEndToEnd, RefusedConnectionIsAClosedPortNotLoss) {
   auto closed = loopback::ClosedTcpPort::reserve();
-  auto clean = loopback::UdpEchoResponder::start({}, kClock);
+  auto clean = loopback::UdpEchoResponder::start({}, kNetworkClock);
   ASSERT_TRUE(closed && clean);
   ProbeOptions o;
   o.count = 5;
   o.interval = 5 * kNsPerMs;
   o.timeout = kNsPerSec;
-  DoctorInput in = with_probes(run_probes({(*closed)->target()}, (*clean)->target(), o, kClock));
+  DoctorInput in =
+      with_probes(run_probes({(*closed)->target()}, (*clean)->target(), o, kNetworkClock));
   auto out = run(in);
   for (const auto& f : out) EXPECT_NE(f.severity, Severity::kCritical) << f.id << ": " << f.title;
   EXPECT_TRUE(with_id(out, "network.loss").empty());

@@ -69,13 +69,13 @@ ProcessActivity activity(std::uint32_t pid, double top_thread_pct) {
   return a;
 }
 
-std::vector<Finding> run(const DoctorInput& in) {
+std::vector<Finding> run_resources(const DoctorInput& in) {
   std::vector<Finding> out;
   check_resources(in, out);
   return out;
 }
 
-const Finding* find(const std::vector<Finding>& fs, std::string_view id) {
+const Finding* find_resource(const std::vector<Finding>& fs, std::string_view id) {
   auto it = std::find_if(fs.begin(), fs.end(), [&](const Finding& f) { return f.id == id; });
   return it == fs.end() ? nullptr : &*it;
 }
@@ -84,8 +84,8 @@ TEST(CheckResources, IdleGpuWithSaturatedDiskIsADataLoadingBottleneck) {
   auto in = with_gpus({gpu(0, 9, 51820)});
   add_iowait_host(in);
   in.gpu_processes = {activity(51820, 12)};
-  auto out = run(in);
-  const Finding* f = find(out, "resources.gpu_starved");
+  auto out = run_resources(in);
+  const Finding* f = find_resource(out, "resources.gpu_starved");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->category, Category::kResources);
   EXPECT_EQ(f->severity, Severity::kWarning);
@@ -102,15 +102,15 @@ TEST(CheckResources, IdleGpuWithSaturatedDiskIsADataLoadingBottleneck) {
   });
   EXPECT_TRUE(disk);
   // Reported once, as the GPU's cause, not again as plain host iowait.
-  EXPECT_EQ(find(out, "resources.io_wait"), nullptr);
+  EXPECT_EQ(find_resource(out, "resources.io_wait"), nullptr);
 }
 
 TEST(CheckResources, BusyFeedingThreadIsCpuBoundEvenWithIoWait) {
   auto in = with_gpus({gpu(0, 20, 51820)});
   add_iowait_host(in);
   in.gpu_processes = {activity(51820, 99)};
-  auto out = run(in);
-  const Finding* f = find(out, "resources.gpu_starved");
+  auto out = run_resources(in);
+  const Finding* f = find_resource(out, "resources.gpu_starved");
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->title.find("CPU-bound"), std::string::npos) << f->title;
   EXPECT_NE(f->actions[0].find("py-spy"), std::string::npos);
@@ -121,8 +121,8 @@ TEST(CheckResources, ThrottlingExplainsAnIdleGpuFirst) {
   g.clock_event_reasons = 0x40;  // HW thermal slowdown
   auto in = with_gpus({g});
   in.gpu_processes = {activity(4242, 99)};
-  auto out = run(in);
-  const Finding* f = find(out, "resources.gpu_starved");
+  auto out = run_resources(in);
+  const Finding* f = find_resource(out, "resources.gpu_starved");
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->title.find("slowed down"), std::string::npos) << f->title;
 }
@@ -130,8 +130,8 @@ TEST(CheckResources, ThrottlingExplainsAnIdleGpuFirst) {
 TEST(CheckResources, NoVisibleCauseSaysSoWithLowConfidence) {
   auto in = with_gpus({gpu(0, 10, 4242)});
   in.gpu_processes = {activity(4242, 20)};
-  auto out = run(in);
-  const Finding* f = find(out, "resources.gpu_starved");
+  auto out = run_resources(in);
+  const Finding* f = find_resource(out, "resources.gpu_starved");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->confidence, Confidence::kLow);
   EXPECT_NE(f->title.find("no local bottleneck"), std::string::npos);
@@ -140,8 +140,8 @@ TEST(CheckResources, NoVisibleCauseSaysSoWithLowConfidence) {
 TEST(CheckResources, ShortWindowLowersConfidenceAndSaysSo) {
   auto in = with_gpus({gpu(0, 9, 51820)}, 1);
   add_iowait_host(in);
-  auto out = run(in);
-  const Finding* f = find(out, "resources.gpu_starved");
+  auto out = run_resources(in);
+  const Finding* f = find_resource(out, "resources.gpu_starved");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->confidence, Confidence::kMedium);
   EXPECT_NE(f->explanation.find("--window"), std::string::npos);
@@ -150,10 +150,10 @@ TEST(CheckResources, ShortWindowLowersConfidenceAndSaysSo) {
 TEST(CheckResources, BusyOrUnheldGpusAreNotStarved) {
   auto in = with_gpus({gpu(0, 97, 4242), gpu(1, 0)});
   add_iowait_host(in);
-  auto out = run(in);
-  EXPECT_EQ(find(out, "resources.gpu_starved"), nullptr);
+  auto out = run_resources(in);
+  EXPECT_EQ(find_resource(out, "resources.gpu_starved"), nullptr);
   // The host still waits on its disk: that is reported on its own.
-  EXPECT_NE(find(out, "resources.io_wait"), nullptr);
+  EXPECT_NE(find_resource(out, "resources.io_wait"), nullptr);
 }
 
 TEST(CheckResources, SaturatedPcieLinkIsNamed) {
@@ -162,8 +162,8 @@ TEST(CheckResources, SaturatedPcieLinkIsNamed) {
   g.pcie_width_current = 16;
   g.pcie_rx_kb_per_s = 29000000;  // 29 GB/s of ~31.5
   auto in = with_gpus({g});
-  auto out = run(in);
-  const Finding* f = find(out, "resources.gpu_starved");
+  auto out = run_resources(in);
+  const Finding* f = find_resource(out, "resources.gpu_starved");
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->title.find("PCIe"), std::string::npos) << f->title;
 }
@@ -172,8 +172,8 @@ TEST(CheckResources, NearlyFullVramAdvisesBatchSizeAndMixedPrecision) {
   auto g = gpu(0, 95, 4242);
   g.memory_used = g.memory_total.value() / 100 * 97;
   auto in = with_gpus({g});
-  auto out = run(in);
-  const Finding* f = find(out, "resources.vram_full");
+  auto out = run_resources(in);
+  const Finding* f = find_resource(out, "resources.vram_full");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::kWarning);
   EXPECT_NE(f->actions[0].find("batch size"), std::string::npos);
@@ -187,8 +187,8 @@ TEST(CheckResources, NearlyFullVramAdvisesBatchSizeAndMixedPrecision) {
   other.pid = 4300;
   other.type = "compute";
   g.processes.push_back(other);
-  auto shared = run(with_gpus({g}));
-  const Finding* s = find(shared, "resources.vram_full");
+  auto shared = run_resources(with_gpus({g}));
+  const Finding* s = find_resource(shared, "resources.vram_full");
   ASSERT_NE(s, nullptr);
   EXPECT_NE(s->actions[0].find("Several processes"), std::string::npos);
 }
@@ -211,22 +211,22 @@ TEST(CheckResources, HostDiskMemoryAndSwap) {
   m.swap_free = 400;
   h.memory = m;
   in.host_samples.push_back(h);
-  auto out = run(in);
-  const Finding* disk = find(out, "resources.disk_full");
+  auto out = run_resources(in);
+  const Finding* disk = find_resource(out, "resources.disk_full");
   ASSERT_NE(disk, nullptr);
   EXPECT_EQ(disk->severity, Severity::kCritical);
   EXPECT_NE(disk->title.find("/data"), std::string::npos);
-  const Finding* mem = find(out, "resources.memory_low");
+  const Finding* mem = find_resource(out, "resources.memory_low");
   ASSERT_NE(mem, nullptr);
   EXPECT_EQ(mem->severity, Severity::kCritical);  // 0.5 % left
-  EXPECT_NE(find(out, "resources.swapping"), nullptr);
+  EXPECT_NE(find_resource(out, "resources.swapping"), nullptr);
 }
 
 TEST(CheckResources, HealthyCapturedHostHasNoResourceFindings) {
   DoctorInput in;
   RootFs fs(kHost8x);
   in.host_samples.push_back(host::collect_host(fs, 1700000000000000000));
-  auto out = run(in);
+  auto out = run_resources(in);
   for (const auto& f : out) ADD_FAILURE() << f.id << ": " << f.title;
 }
 

@@ -12,7 +12,7 @@
 namespace cardiac::doctor {
 namespace {
 
-constexpr TimeNs kT0 = 1'764'000'000 * kNsPerSec;
+constexpr TimeNs kSecurityT0 = 1'764'000'000 * kNsPerSec;
 
 std::string fixture(std::string_view name) {
   return std::string(CARDIAC_FIXTURES_DIR) + "/hosts/" + std::string(name);
@@ -20,21 +20,18 @@ std::string fixture(std::string_view name) {
 
 DoctorInput host_input(const std::string& root, const std::vector<std::uint32_t>& gpu_pids = {}) {
   DoctorInput in;
-  in.now = kT0;
+  in.now = kSecurityT0;
   auto fs = std::make_shared<RootFs>(root);
   in.fs = fs;
   in.security = read_security_facts(*fs, gpu_pids);
   return in;
 }
 
-std::vector<Finding> run(const DoctorInput& in) {
+std::vector<Finding> run_security(const DoctorInput& in) {
   std::vector<Finding> out;
   check_security(in, out);
   return out;
 }
-
-using hw_test::find;
-using hw_test::ids;
 
 std::string evidence_text(const Finding& f) {
   std::string s;
@@ -88,8 +85,8 @@ TEST(ProcNet, ParsesAddressesPortsStatesAndInodes) {
 }
 
 TEST(CheckSecurity, DeletedExecutable) {
-  auto found = run(host_input(fixture("sec-deleted-exe")));
-  ASSERT_EQ(found.size(), 1U) << ids(found);
+  auto found = run_security(host_input(fixture("sec-deleted-exe")));
+  ASSERT_EQ(found.size(), 1U) << hw_test::ids(found);
   const Finding& f = found[0];
   EXPECT_EQ(f.id, "security.deleted_executable");
   EXPECT_EQ(severity_name(f.severity), "warning");
@@ -111,16 +108,16 @@ TEST(CheckSecurity, DeletedButReplacedIsInfoAndMemfdIsNot) {
   DoctorInput in;
   in.fs = fs;
   in.security = read_security_facts(*fs, {});
-  auto found = run(in);
-  ASSERT_EQ(found.size(), 1U) << ids(found);
+  auto found = run_security(in);
+  ASSERT_EQ(found.size(), 1U) << hw_test::ids(found);
   EXPECT_EQ(severity_name(found[0].severity), "info");
   EXPECT_NE(actions_text(found[0]).find("systemctl restart"), std::string::npos);
 
   fs->add_file("/proc/901/stat", "901 (x) S 1 901 901 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 1 1\n");
   fs->add_link("/proc/901/exe", "/memfd:payload (deleted)");
   in.security = read_security_facts(*fs, {});
-  found = run(in);
-  ASSERT_EQ(found.size(), 1U) << ids(found);
+  found = run_security(in);
+  ASSERT_EQ(found.size(), 1U) << hw_test::ids(found);
   EXPECT_EQ(severity_name(found[0].severity), "warning");
   EXPECT_NE(evidence_text(found[0]).find("/memfd:payload"), std::string::npos);
   EXPECT_EQ(evidence_text(found[0]).find("sshd"), std::string::npos);  // the upgrade is not news
@@ -156,8 +153,8 @@ TEST(SecurityFacts, NumbersWiderThanTheirFieldDoNotWrap) {
 }
 
 TEST(CheckSecurity, TmpExecutable) {
-  auto found = run(host_input(fixture("sec-tmp-exe")));
-  ASSERT_EQ(found.size(), 1U) << ids(found);
+  auto found = run_security(host_input(fixture("sec-tmp-exe")));
+  ASSERT_EQ(found.size(), 1U) << hw_test::ids(found);
   const Finding& f = found[0];
   EXPECT_EQ(f.id, "security.tmp_executable");
   EXPECT_EQ(severity_name(f.severity), "warning");
@@ -169,8 +166,8 @@ TEST(CheckSecurity, TmpExecutable) {
 }
 
 TEST(CheckSecurity, Uid0Account) {
-  auto found = run(host_input(fixture("sec-uid0")));
-  ASSERT_EQ(found.size(), 1U) << ids(found);
+  auto found = run_security(host_input(fixture("sec-uid0")));
+  ASSERT_EQ(found.size(), 1U) << hw_test::ids(found);
   const Finding& f = found[0];
   EXPECT_EQ(f.id, "security.uid0_account");
   EXPECT_EQ(severity_name(f.severity), "critical");
@@ -189,8 +186,8 @@ DoctorInput listen_input() {
 }
 
 TEST(CheckSecurity, NewListeningPortAgainstTheConfiguredList) {
-  auto found = run(listen_input());
-  ASSERT_EQ(found.size(), 1U) << ids(found);
+  auto found = run_security(listen_input());
+  ASSERT_EQ(found.size(), 1U) << hw_test::ids(found);
   const Finding& f = found[0];
   EXPECT_EQ(f.id, "security.new_listening_port");
   EXPECT_EQ(severity_name(f.severity), "warning");
@@ -209,7 +206,7 @@ TEST(CheckSecurity, NewListeningPortAgainstTheConfiguredList) {
 TEST(CheckSecurity, NoBaselineNoListeningFinding) {
   DoctorInput in = listen_input();
   in.config.allowed_listen_ports.clear();
-  EXPECT_TRUE(run(in).empty()) << ids(run(in));
+  EXPECT_TRUE(run_security(in).empty()) << hw_test::ids(run_security(in));
 }
 
 // With the agent's store: a port it saw while learning the host is known; one first seen
@@ -219,16 +216,17 @@ TEST(CheckSecurity, NewListeningPortAgainstTheStore) {
   in.config.allowed_listen_ports.clear();
   const TimeNs day = 86400 * kNsPerSec;
   in.seen_listen_ports = std::vector<SeenListenPort>{
-      {"tcp", 22, kT0 - 30 * day, kT0}, {"udp", 53, kT0 - 30 * day + 60 * kNsPerSec, kT0}};
-  auto found = run(in);
-  ASSERT_EQ(found.size(), 1U) << ids(found);
+      {"tcp", 22, kSecurityT0 - 30 * day, kSecurityT0},
+      {"udp", 53, kSecurityT0 - 30 * day + 60 * kNsPerSec, kSecurityT0}};
+  auto found = run_security(in);
+  ASSERT_EQ(found.size(), 1U) << hw_test::ids(found);
   EXPECT_EQ(found[0].title, "New listening port: tcp/4444");
   EXPECT_NE(found[0].explanation.find("the agent had not seen it"), std::string::npos);
 
-  in.seen_listen_ports->push_back({"tcp", 4444, kT0 - 2 * day, kT0});
-  EXPECT_EQ(run(in).size(), 1U);  // first seen two days ago: still new
-  in.seen_listen_ports->back().first_seen = kT0 - 8 * day;
-  EXPECT_TRUE(run(in).empty()) << ids(run(in));
+  in.seen_listen_ports->push_back({"tcp", 4444, kSecurityT0 - 2 * day, kSecurityT0});
+  EXPECT_EQ(run_security(in).size(), 1U);  // first seen two days ago: still new
+  in.seen_listen_ports->back().first_seen = kSecurityT0 - 8 * day;
+  EXPECT_TRUE(run_security(in).empty()) << hw_test::ids(run_security(in));
 }
 
 // GPU samples over the window: every GPU at `util` %, GPU i held by pids[i].
@@ -239,7 +237,7 @@ std::vector<nvml::GpuSnapshot> gpu_window(const std::vector<std::uint32_t>& pids
   for (std::size_t s = 0; s < samples; ++s) {
     nvml::GpuSnapshot snap;
     snap.available = true;
-    snap.taken_at = kT0 + static_cast<TimeNs>(s) * kNsPerSec;
+    snap.taken_at = kSecurityT0 + static_cast<TimeNs>(s) * kNsPerSec;
     for (unsigned i = 0; i < pids.size(); ++i) {
       nvml::GpuReading r;
       r.index = i;
@@ -273,10 +271,10 @@ DoctorInput gpu_input(unsigned util, std::size_t samples = 10) {
 }
 
 TEST(CheckSecurity, GpuCryptojackingAndAnUnknownGpuProcess) {
-  auto found = run(gpu_input(98));
-  ASSERT_EQ(found.size(), 2U) << ids(found);
-  const Finding* miner = find(found, "security.gpu_cryptojacking");
-  ASSERT_NE(miner, nullptr) << ids(found);
+  auto found = run_security(gpu_input(98));
+  ASSERT_EQ(found.size(), 2U) << hw_test::ids(found);
+  const Finding* miner = hw_test::find(found, "security.gpu_cryptojacking");
+  ASSERT_NE(miner, nullptr) << hw_test::ids(found);
   EXPECT_EQ(severity_name(miner->severity), "critical");
   EXPECT_EQ(confidence_name(miner->confidence), "high");
   EXPECT_EQ(miner->gpu.index, 0U);
@@ -288,8 +286,8 @@ TEST(CheckSecurity, GpuCryptojackingAndAnUnknownGpuProcess) {
   EXPECT_NE(actions_text(*miner).find("iptables -I OUTPUT"), std::string::npos);
   expect_response_steps(*miner);
 
-  const Finding* unknown = find(found, "security.unknown_gpu_process");
-  ASSERT_NE(unknown, nullptr) << ids(found);
+  const Finding* unknown = hw_test::find(found, "security.unknown_gpu_process");
+  ASSERT_NE(unknown, nullptr) << hw_test::ids(found);
   EXPECT_EQ(severity_name(unknown->severity), "warning");
   EXPECT_EQ(unknown->gpu.index, 1U);
   EXPECT_NE(unknown->title.find("pid 6002 (python3)"), std::string::npos) << unknown->title;
@@ -305,8 +303,8 @@ TEST(CheckSecurity, GpuCryptojackingAndAnUnknownGpuProcess) {
 TEST(CheckSecurity, TheAllowListMatchesRegexesToo) {
   DoctorInput in = gpu_input(98);
   in.config.allowed_gpu_commands = {"re:^python3 render\\.py", "*encoder*"};
-  auto found = run(in);
-  ASSERT_EQ(found.size(), 1U) << ids(found);
+  auto found = run_security(in);
+  ASSERT_EQ(found.size(), 1U) << hw_test::ids(found);
   EXPECT_EQ(found[0].id, "security.gpu_cryptojacking");
 }
 
@@ -316,18 +314,18 @@ TEST(CheckSecurity, AJobKnownOnlyFromProcIsStillAJob) {
   DoctorInput in = host_input(fixture("sec-gpu-miner"), pids);
   in.gpu_samples = gpu_window(pids, 98, 10, "");
   in.config.allowed_gpu_commands = {"/opt/transcode/bin/*"};
-  EXPECT_EQ(run(in).size(), 2U) << ids(run(in));
+  EXPECT_EQ(run_security(in).size(), 2U) << hw_test::ids(run_security(in));
 }
 
 TEST(CheckSecurity, NotBusyOrNotLongEnoughIsNoFinding) {
-  EXPECT_TRUE(run(gpu_input(30)).empty());     // the GPUs are not busy
-  EXPECT_TRUE(run(gpu_input(98, 2)).empty());  // two samples say nothing about "for long"
+  EXPECT_TRUE(run_security(gpu_input(30)).empty());     // the GPUs are not busy
+  EXPECT_TRUE(run_security(gpu_input(98, 2)).empty());  // two samples say nothing about "for long"
   DoctorInput in = gpu_input(98);
   // Busy in only half of the window.
   for (std::size_t s = 0; s < in.gpu_samples.size(); s += 2) {
     for (auto& g : in.gpu_samples[s].gpus) g.utilization_gpu = 10;
   }
-  EXPECT_TRUE(run(in).empty()) << ids(run(in));
+  EXPECT_TRUE(run_security(in).empty()) << hw_test::ids(run_security(in));
 }
 
 // The clean trees have no sign of compromise: the HGX capture, the Slurm node, the minimal one.
@@ -335,15 +333,16 @@ TEST(CheckSecurity, CleanTreesHaveNoFinding) {
   for (const char* name : {"debian-gpu-8x", "slurm-node-2numa", "minimal", "old-kernel"}) {
     DoctorInput in = host_input(fixture(name));
     in.config.allowed_listen_ports = {{"tcp", 22, 22}};
-    auto found = run(in);
-    EXPECT_TRUE(found.empty()) << name << ": " << ids(found);
+    auto found = run_security(in);
+    EXPECT_TRUE(found.empty()) << name << ": " << hw_test::ids(found);
     EXPECT_EQ(in.security->exe_unreadable, 0U) << name;
   }
   // And diagnose() runs the check: the same trees give no security finding there either.
   DoctorInput in = host_input(fixture("debian-gpu-8x"));
   for (const auto& f : diagnose(in).findings) EXPECT_NE(category_name(f.category), "security");
-  EXPECT_NE(find(diagnose(host_input(fixture("sec-uid0"))).findings, "security.uid0_account"),
-            nullptr);
+  EXPECT_NE(
+      hw_test::find(diagnose(host_input(fixture("sec-uid0"))).findings, "security.uid0_account"),
+      nullptr);
 }
 
 }  // namespace

@@ -60,14 +60,14 @@ ProcessVram agent_series(const std::function<double(int)>& bytes_at_s) {
   return p;
 }
 
-std::vector<Finding> run(const DoctorInput& in) {
+std::vector<Finding> run_serving(const DoctorInput& in) {
   std::vector<Finding> out;
   check_resources(in, out);
   check_serving(in, out);
   return out;
 }
 
-const Finding* find(const std::vector<Finding>& fs, std::string_view id) {
+const Finding* find_serving(const std::vector<Finding>& fs, std::string_view id) {
   auto it = std::find_if(fs.begin(), fs.end(), [&](const Finding& f) { return f.id == id; });
   return it == fs.end() ? nullptr : &*it;
 }
@@ -78,8 +78,8 @@ TEST(CheckServing, SteadyGrowthFromTheAgentGetsATimeToOom) {
   auto in = one_process([&](int i) { return static_cast<std::uint64_t>(at(i - 9)); }, 10);
   in.process_vram.push_back(agent_series(at));
   in.process_cmdlines.emplace_back(4242, "python3 train.py --bs 64");
-  auto out = run(in);
-  const Finding* f = find(out, "serving.vram_growth");
+  auto out = run_serving(in);
+  const Finding* f = find_serving(out, "serving.vram_growth");
   ASSERT_NE(f, nullptr);
   // 39 GiB free at 1 GiB a minute: about 39 minutes, under a day, over 10 minutes.
   EXPECT_EQ(f->severity, Severity::kWarning);
@@ -101,8 +101,8 @@ TEST(CheckServing, FastGrowthIsCritical) {
   auto in = one_process([&](int) { return 70 * kGiB; }, 1);
   in.gpu_samples.clear();
   in.process_vram.push_back(agent_series(at));
-  auto out = run(in);
-  const Finding* f = find(out, "serving.vram_growth");
+  auto out = run_serving(in);
+  const Finding* f = find_serving(out, "serving.vram_growth");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::kCritical);
 }
@@ -111,24 +111,24 @@ TEST(CheckServing, FlatNoiseAndAOneOffAllocationStayQuiet) {
   auto noisy = one_process([](int) { return 30 * kGiB; }, 3);
   noisy.process_vram.push_back(
       agent_series([](int t) { return 30.0 * kGiB + ((t / 15) % 2 ? 3e8 : 0); }));
-  EXPECT_EQ(find(run(noisy), "serving.vram_growth"), nullptr);
+  EXPECT_EQ(find_serving(run_serving(noisy), "serving.vram_growth"), nullptr);
   auto step = one_process([](int) { return 60 * kGiB; }, 3);
   step.process_vram.push_back(
       agent_series([](int t) { return t < -1100 ? 10.0 * kGiB : 60.0 * kGiB; }));
-  EXPECT_EQ(find(run(step), "serving.vram_growth"), nullptr);
+  EXPECT_EQ(find_serving(run_serving(step), "serving.vram_growth"), nullptr);
   // The doctor's 10-second window alone is too short to call anything a trend.
   auto short_window = one_process([](int i) { return 10 * kGiB + i * (kGiB / 4); }, 10);
-  EXPECT_EQ(find(run(short_window), "serving.vram_growth"), nullptr);
+  EXPECT_EQ(find_serving(run_serving(short_window), "serving.vram_growth"), nullptr);
 }
 
 TEST(CheckServing, AFullGpuUnderVllmIsPreallocatedNotExhaustion) {
   auto in = one_process([](int) { return 75 * kGiB; }, 10);
   in.process_cmdlines.emplace_back(
       4242, "python3 -m vllm.entrypoints.openai.api_server --gpu-memory-utilization 0.95");
-  auto out = run(in);
-  EXPECT_EQ(find(out, "resources.vram_full"), nullptr);
-  EXPECT_EQ(find(out, "serving.vram_growth"), nullptr);
-  const Finding* f = find(out, "resources.vram_preallocated");
+  auto out = run_serving(in);
+  EXPECT_EQ(find_serving(out, "resources.vram_full"), nullptr);
+  EXPECT_EQ(find_serving(out, "serving.vram_growth"), nullptr);
+  const Finding* f = find_serving(out, "resources.vram_preallocated");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::kInfo);
   EXPECT_NE(f->title.find("preallocated by vLLM (KV cache), not exhaustion"), std::string::npos)
@@ -138,15 +138,15 @@ TEST(CheckServing, AFullGpuUnderVllmIsPreallocatedNotExhaustion) {
   // The same full GPU under a training script is exhaustion.
   auto training = one_process([](int) { return 75 * kGiB; }, 10);
   training.process_cmdlines.emplace_back(4242, "python3 train.py");
-  EXPECT_NE(find(run(training), "resources.vram_full"), nullptr);
+  EXPECT_NE(find_serving(run_serving(training), "resources.vram_full"), nullptr);
 
   // An engine whose memory keeps climbing is not "preallocated".
   auto climbing = one_process([](int) { return 75 * kGiB; }, 1);
   climbing.process_cmdlines.emplace_back(4242, "vllm serve m");
   climbing.process_vram.push_back(agent_series([](int t) { return 75.0 * kGiB + t * 1e7; }));
-  auto c = run(climbing);
-  EXPECT_EQ(find(c, "resources.vram_preallocated"), nullptr);
-  EXPECT_NE(find(c, "resources.vram_full"), nullptr);
+  auto c = run_serving(climbing);
+  EXPECT_EQ(find_serving(c, "resources.vram_preallocated"), nullptr);
+  EXPECT_NE(find_serving(c, "resources.vram_full"), nullptr);
 }
 
 serving::EngineStats engine(const std::string& text) {
@@ -164,8 +164,8 @@ TEST(CheckServing, EngineVerdicts) {
   in.engines.push_back(
       {.first = engine("vllm:num_requests_waiting 12\nvllm:num_requests_running 2\n"
                        "vllm:gpu_cache_usage_perc 0.3\n")});
-  auto out = run(in);
-  const Finding* b = find(out, "serving.batching");
+  auto out = run_serving(in);
+  const Finding* b = find_serving(out, "serving.batching");
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->category, Category::kConfiguration);
   EXPECT_NE(b->title.find("20 % busy"), std::string::npos) << b->title;
@@ -173,8 +173,8 @@ TEST(CheckServing, EngineVerdicts) {
   // KV cache full and preemptions rising between the two reads: memory-bound.
   in.engines = {{.first = engine("vllm:gpu_cache_usage_perc 0.99\nvllm:num_preemptions_total 3\n"),
                  .last = engine("vllm:gpu_cache_usage_perc 0.99\nvllm:num_preemptions_total 9\n")}};
-  out = run(in);
-  const Finding* kv = find(out, "serving.kv_cache_full");
+  out = run_serving(in);
+  const Finding* kv = find_serving(out, "serving.kv_cache_full");
   ASSERT_NE(kv, nullptr);
   EXPECT_NE(kv->title.find("6 requests preempted"), std::string::npos) << kv->title;
   EXPECT_NE(kv->actions.back().find("cardiac plan"), std::string::npos);
@@ -184,8 +184,8 @@ TEST(CheckServing, EngineVerdicts) {
   down.url = "http://127.0.0.1:9/metrics";
   down.error = "no answer within 2s: Connection";
   in.engines = {{.first = down}};
-  out = run(in);  // held: the finding points into it
-  const Finding* u = find(out, "serving.engine_unreachable");
+  out = run_serving(in);  // held: the finding points into it
+  const Finding* u = find_serving(out, "serving.engine_unreachable");
   ASSERT_NE(u, nullptr);
   EXPECT_EQ(u->severity, Severity::kWarning);
 }

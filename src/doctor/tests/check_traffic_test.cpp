@@ -14,12 +14,12 @@
 namespace cardiac::doctor {
 namespace {
 
-constexpr TimeNs kNow = 1'700'000'000LL * kNsPerSec;
+constexpr TimeNs kTrafficNow = 1'700'000'000LL * kNsPerSec;
 constexpr double kWindow = 10;
 constexpr std::uint64_t kLinkMbps = 10'000;             // 10 Gb/s
 constexpr double kLinkBytesPerS = kLinkMbps * 1e6 / 8;  // 1.25 GB/s
 
-bool contains(const std::string& s, std::string_view part) {
+bool contains_text(const std::string& s, std::string_view part) {
   return s.find(part) != std::string::npos;
 }
 
@@ -54,12 +54,12 @@ host::NetDevice nic(std::uint64_t tx_bytes) {
 // A 10 s window in which eth0 transmitted at `tx_percent` of its 10 Gb/s, and these talkers.
 DoctorInput with_talkers(std::vector<netproc::Talker> talkers, double tx_percent = 10) {
   DoctorInput in;
-  in.now = kNow;
+  in.now = kTrafficNow;
   host::HostSnapshot a;
-  a.taken_at = kNow - 10 * kNsPerSec;
+  a.taken_at = kTrafficNow - 10 * kNsPerSec;
   a.nics = {nic(1'000'000)};
   host::HostSnapshot b;
-  b.taken_at = kNow;
+  b.taken_at = kTrafficNow;
   b.nics = {nic(1'000'000 + static_cast<std::uint64_t>(tx_percent / 100 * kLinkBytesPerS * 10))};
   in.host_samples = {a, b};
   in.rates = host::compute_rates(a, b);
@@ -97,21 +97,22 @@ TEST(UplinkFlood, OneProcessHoldingASaturatedUplinkToManyRemotesIsCritical) {
   auto f = flood(in);
   ASSERT_EQ(f.size(), 1U);
   EXPECT_EQ(f[0].severity, Severity::kCritical);
-  EXPECT_TRUE(contains(f[0].title, "pid 4242 (www-data, /tmp/.x/kworkerd)")) << f[0].title;
-  EXPECT_TRUE(contains(f[0].title, "412 remote addresses")) << f[0].title;
-  EXPECT_TRUE(contains(f[0].explanation, "saturated")) << f[0].explanation;
+  EXPECT_TRUE(contains_text(f[0].title, "pid 4242 (www-data, /tmp/.x/kworkerd)")) << f[0].title;
+  EXPECT_TRUE(contains_text(f[0].title, "412 remote addresses")) << f[0].title;
+  EXPECT_TRUE(contains_text(f[0].explanation, "saturated")) << f[0].explanation;
   ASSERT_GE(f[0].evidence.size(), 2U);
   EXPECT_EQ(f[0].evidence[0].kind, "process");
-  EXPECT_TRUE(contains(f[0].evidence[0].text, "/tmp/.x/kworkerd -o pool")) << f[0].evidence[0].text;
-  EXPECT_TRUE(contains(f[0].evidence[0].text, "92 % of eth0")) << f[0].evidence[0].text;
-  EXPECT_TRUE(contains(f[0].evidence[0].text, "198.51.100.1")) << f[0].evidence[0].text;
+  EXPECT_TRUE(contains_text(f[0].evidence[0].text, "/tmp/.x/kworkerd -o pool"))
+      << f[0].evidence[0].text;
+  EXPECT_TRUE(contains_text(f[0].evidence[0].text, "92 % of eth0")) << f[0].evidence[0].text;
+  EXPECT_TRUE(contains_text(f[0].evidence[0].text, "198.51.100.1")) << f[0].evidence[0].text;
   std::string actions;
   for (const auto& a : f[0].actions) actions += a + "\n";
-  EXPECT_TRUE(contains(actions, "isolate")) << actions;
-  EXPECT_TRUE(contains(actions, "ss -tinp")) << actions;
-  EXPECT_TRUE(contains(actions, "/proc/4242/exe")) << actions;
-  EXPECT_TRUE(contains(actions, "cardiac doctor --json")) << actions;
-  EXPECT_TRUE(contains(actions, "Reinstall")) << actions;
+  EXPECT_TRUE(contains_text(actions, "isolate")) << actions;
+  EXPECT_TRUE(contains_text(actions, "ss -tinp")) << actions;
+  EXPECT_TRUE(contains_text(actions, "/proc/4242/exe")) << actions;
+  EXPECT_TRUE(contains_text(actions, "cardiac doctor --json")) << actions;
+  EXPECT_TRUE(contains_text(actions, "Reinstall")) << actions;
 }
 
 TEST(UplinkFlood, BelowSaturationItIsAWarning) {
@@ -168,9 +169,9 @@ TEST(NicSaturated, NamesTheTopTalkersAsProcessEvidence) {
                    94);
   auto f = saturated(in);
   ASSERT_EQ(f.size(), 1U);
-  EXPECT_TRUE(contains(f[0].explanation,
-                       "By whom (sending over the window): pid 300 (alice) "
-                       "rsync -a /data backup:/"))
+  EXPECT_TRUE(contains_text(f[0].explanation,
+                            "By whom (sending over the window): pid 300 (alice) "
+                            "rsync -a /data backup:/"))
       << f[0].explanation;
   std::vector<const Evidence*> procs;
   for (const auto& e : f[0].evidence) {
@@ -178,11 +179,11 @@ TEST(NicSaturated, NamesTheTopTalkersAsProcessEvidence) {
   }
   // The transmit side is saturated: the senders, busiest first; carol sent nothing.
   ASSERT_EQ(procs.size(), 2U);
-  EXPECT_TRUE(contains(procs[0]->text, "pid 300 (alice)")) << procs[0]->text;
-  EXPECT_TRUE(contains(procs[0]->text, "70 % of eth0")) << procs[0]->text;
-  EXPECT_TRUE(contains(procs[1]->text, "pid 301 (bob) python serve.py")) << procs[1]->text;
-  EXPECT_TRUE(contains(procs[1]->text, "40 remotes")) << procs[1]->text;
-  EXPECT_TRUE(contains(f[0].actions[0], "cardiac net top")) << f[0].actions[0];
+  EXPECT_TRUE(contains_text(procs[0]->text, "pid 300 (alice)")) << procs[0]->text;
+  EXPECT_TRUE(contains_text(procs[0]->text, "70 % of eth0")) << procs[0]->text;
+  EXPECT_TRUE(contains_text(procs[1]->text, "pid 301 (bob) python serve.py")) << procs[1]->text;
+  EXPECT_TRUE(contains_text(procs[1]->text, "40 remotes")) << procs[1]->text;
+  EXPECT_TRUE(contains_text(f[0].actions[0], "cardiac net top")) << f[0].actions[0];
 }
 
 TEST(NicSaturated, WithoutTrafficItSaysOnlyWhat) {
@@ -190,7 +191,7 @@ TEST(NicSaturated, WithoutTrafficItSaysOnlyWhat) {
   in.traffic.reset();
   auto f = saturated(in);
   ASSERT_EQ(f.size(), 1U);
-  EXPECT_FALSE(contains(f[0].explanation, "By whom"));
+  EXPECT_FALSE(contains_text(f[0].explanation, "By whom"));
   EXPECT_TRUE(std::none_of(f[0].evidence.begin(), f[0].evidence.end(),
                            [](const Evidence& e) { return e.kind == "process"; }));
 }
@@ -205,7 +206,8 @@ TEST(TrafficReport, JsonAndTextShowTheTopTalkers) {
   EXPECT_EQ(j["traffic"]["talkers"][0]["user"], "alice");
   EXPECT_EQ(j["traffic"]["link"]["name"], "eth0");
   auto text = render_text(r, false);
-  EXPECT_TRUE(contains(text, "talker: pid 300 (alice) rsync -a /data: sent 800 Mb/s (8 % of eth0)"))
+  EXPECT_TRUE(
+      contains_text(text, "talker: pid 300 (alice) rsync -a /data: sent 800 Mb/s (8 % of eth0)"))
       << text;
   r.traffic.reset();
   EXPECT_TRUE(to_json(r)["traffic"].is_null());

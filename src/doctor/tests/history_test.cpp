@@ -16,7 +16,7 @@ namespace cardiac::doctor {
 namespace {
 
 constexpr TimeNs kDay = 24 * 3600 * kNsPerSec;
-constexpr TimeNs kNow = 1'780'000'000 * kNsPerSec;
+constexpr TimeNs kHistoryNow = 1'780'000'000 * kNsPerSec;
 
 struct Made {
   unsigned gpu = 0;
@@ -60,8 +60,8 @@ class History : public ::testing::Test {
   }
   std::vector<Finding> findings() {
     DoctorInput in;
-    in.now = kNow;
-    auto incidents = incidents_from_store(*db_, kNow - kIncidentLookback);
+    in.now = kHistoryNow;
+    auto incidents = incidents_from_store(*db_, kHistoryNow - kIncidentLookback);
     EXPECT_TRUE(incidents) << incidents.error().what();
     in.incidents = std::move(*incidents);
     std::vector<Finding> out;
@@ -78,7 +78,7 @@ class History : public ::testing::Test {
 };
 
 TEST_F(History, ACardFaultingAgainWithinAWeekInAnotherSlotIsARepeatOffender) {
-  const TimeNs t1 = kNow - 20 * kDay;
+  const TimeNs t1 = kHistoryNow - 20 * kDay;
   add({1, "1650000000001", "GPU-a", t1, t1 + kDay});
   // Moved to slot 4 after the reset; faults again 5 days after it came back.
   const std::int64_t second = add({4, "1650000000001", "GPU-a", t1 + 6 * kDay, std::nullopt});
@@ -104,7 +104,7 @@ TEST_F(History, ACardFaultingAgainWithinAWeekInAnotherSlotIsARepeatOffender) {
 }
 
 TEST_F(History, AFaultMoreThanAWeekAfterTheReturnIsNotARepeat) {
-  const TimeNs t1 = kNow - 40 * kDay;
+  const TimeNs t1 = kHistoryNow - 40 * kDay;
   add({1, "1650000000001", "GPU-a", t1, t1 + kDay});
   add({1, "1650000000001", "GPU-a", t1 + 9 * kDay, t1 + 10 * kDay});
   // Another card within the week does not make this one a repeat offender either.
@@ -113,9 +113,9 @@ TEST_F(History, AFaultMoreThanAWeekAfterTheReturnIsNotARepeat) {
 }
 
 TEST_F(History, DifferentCardsOfOneNodeFailingInTurnMakeTheNodeSuspect) {
-  add({0, "1650000000010", "GPU-x", kNow - 25 * kDay, kNow - 24 * kDay});
-  add({3, "1650000000013", "GPU-y", kNow - 15 * kDay, kNow - 14 * kDay});
-  add({3, "1650000000013", "GPU-y", kNow - 2 * kDay, std::nullopt});
+  add({0, "1650000000010", "GPU-x", kHistoryNow - 25 * kDay, kHistoryNow - 24 * kDay});
+  add({3, "1650000000013", "GPU-y", kHistoryNow - 15 * kDay, kHistoryNow - 14 * kDay});
+  add({3, "1650000000013", "GPU-y", kHistoryNow - 2 * kDay, std::nullopt});
   auto out = findings();
   const Finding* f = find(out, "history.node_suspect");
   ASSERT_NE(f, nullptr);
@@ -127,8 +127,8 @@ TEST_F(History, DifferentCardsOfOneNodeFailingInTurnMakeTheNodeSuspect) {
   EXPECT_NE(f->cross_check->steps[0].find("1650000000013"), std::string::npos)
       << f->cross_check->steps[0];
   // A third card makes it critical; an incident older than 30 days does not count.
-  add({5, "1650000000015", "GPU-z", kNow - kDay, std::nullopt});
-  add({6, "1650000000016", "GPU-w", kNow - 45 * kDay, kNow - 44 * kDay});
+  add({5, "1650000000015", "GPU-z", kHistoryNow - kDay, std::nullopt});
+  add({6, "1650000000016", "GPU-w", kHistoryNow - 45 * kDay, kHistoryNow - 44 * kDay});
   out = findings();
   f = find(out, "history.node_suspect");
   ASSERT_NE(f, nullptr);
@@ -137,8 +137,8 @@ TEST_F(History, DifferentCardsOfOneNodeFailingInTurnMakeTheNodeSuspect) {
 }
 
 TEST_F(History, TwoIncidentsOnTwoCardsAreNotEnoughForTheNode) {
-  add({0, "1650000000010", "GPU-x", kNow - 25 * kDay, kNow - 24 * kDay});
-  add({3, "1650000000013", "GPU-y", kNow - 15 * kDay, kNow - 14 * kDay});
+  add({0, "1650000000010", "GPU-x", kHistoryNow - 25 * kDay, kHistoryNow - 24 * kDay});
+  add({3, "1650000000013", "GPU-y", kHistoryNow - 15 * kDay, kHistoryNow - 14 * kDay});
   EXPECT_TRUE(findings().empty());
 }
 

@@ -25,7 +25,7 @@
 namespace cardiac::doctor {
 namespace {
 
-const std::string kFixtures = CARDIAC_FIXTURES_DIR "/kmsg/";
+const std::string kReadFixtures = CARDIAC_FIXTURES_DIR "/kmsg/";
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -58,21 +58,21 @@ std::vector<std::string> kinds(const KernelLog& log) {
 }
 
 TEST(CompressedLog, GzipXzAndZstdReadLikeThePlainLog) {
-  auto plain = read_kernel_log_file(kFixtures + "xid48-dbe.syslog", {2024, {}});
+  auto plain = read_kernel_log_file(kReadFixtures + "xid48-dbe.syslog", {2024, {}});
   ASSERT_TRUE(plain);
   ASSERT_EQ(plain->events.size(), 4U);
   const std::pair<const char*, const char*> cases[] = {{"xid48-dbe.syslog.1.gz", "gzip"},
                                                        {"xid48-dbe.syslog.2.xz", "xz"},
                                                        {"xid48-dbe.syslog.3.zst", "zstd"}};
   for (const auto& [file, codec] : cases) {
-    auto log = read_kernel_log_file(kFixtures + file, {2024, {}});
+    auto log = read_kernel_log_file(kReadFixtures + file, {2024, {}});
     ASSERT_TRUE(log) << file << ": " << log.error().what();
     EXPECT_EQ(kinds(*log), kinds(*plain)) << file;
     EXPECT_EQ(log->compression, codec);
     EXPECT_EQ(log->lines, plain->lines) << file;
     EXPECT_EQ(log->log_lines, plain->log_lines) << file;
     EXPECT_TRUE(log->read_notes.empty()) << file;
-    EXPECT_EQ(log->source, kFixtures + file);
+    EXPECT_EQ(log->source, kReadFixtures + file);
     for (std::size_t i = 0; i < log->events.size(); ++i) {
       EXPECT_EQ(log->events[i].raw, plain->events[i].raw) << file;
       EXPECT_EQ(log->events[i].time_ns, plain->events[i].time_ns) << file;
@@ -81,13 +81,13 @@ TEST(CompressedLog, GzipXzAndZstdReadLikeThePlainLog) {
 }
 
 TEST_F(TempDir, CompressionIsKnownByItsBytesNotItsName) {
-  std::string p = write("kern.log", slurp(kFixtures + "xid48-dbe.syslog.1.gz"));
+  std::string p = write("kern.log", slurp(kReadFixtures + "xid48-dbe.syslog.1.gz"));
   auto log = read_kernel_log_file(p, {2024, {}});
   ASSERT_TRUE(log);
   EXPECT_EQ(log->compression, "gzip");
   EXPECT_EQ(log->events.size(), 4U);
   // And a plain log named .gz is read as it is.
-  std::string q = write("plain.gz", slurp(kFixtures + "xid48-dbe.syslog"));
+  std::string q = write("plain.gz", slurp(kReadFixtures + "xid48-dbe.syslog"));
   auto plain = read_kernel_log_file(q, {2024, {}});
   ASSERT_TRUE(plain);
   EXPECT_EQ(plain->compression, "");
@@ -95,7 +95,7 @@ TEST_F(TempDir, CompressionIsKnownByItsBytesNotItsName) {
 }
 
 TEST_F(TempDir, ConcatenatedGzipMembersAreAllRead) {
-  const std::string gz = slurp(kFixtures + "xid48-dbe.syslog.1.gz");
+  const std::string gz = slurp(kReadFixtures + "xid48-dbe.syslog.1.gz");
   auto log = read_kernel_log_file(write("two.gz", gz + gz), {2024, {}});
   ASSERT_TRUE(log);
   EXPECT_EQ(log->events.size(), 8U);
@@ -105,7 +105,7 @@ TEST_F(TempDir, ConcatenatedGzipMembersAreAllRead) {
 TEST_F(TempDir, TruncatedOrCorruptKeepsWhatCameBeforeAndSaysSo) {
   for (const char* file :
        {"xid48-dbe.syslog.1.gz", "xid48-dbe.syslog.2.xz", "xid48-dbe.syslog.3.zst"}) {
-    const std::string whole = slurp(kFixtures + file);
+    const std::string whole = slurp(kReadFixtures + file);
     auto cut =
         read_kernel_log_file(write("cut", whole.substr(0, whole.size() * 3 / 4)), {2024, {}});
     ASSERT_TRUE(cut) << file;
@@ -116,7 +116,7 @@ TEST_F(TempDir, TruncatedOrCorruptKeepsWhatCameBeforeAndSaysSo) {
       EXPECT_GT(cut->lines, 0U) << file << ": the lines before the cut are kept";
     }
   }
-  std::string bad = slurp(kFixtures + "xid48-dbe.syslog.1.gz");
+  std::string bad = slurp(kReadFixtures + "xid48-dbe.syslog.1.gz");
   for (std::size_t i = 20; i < bad.size() - 8; ++i) bad[i] = static_cast<char>(bad[i] ^ 0x5a);
   auto log = read_kernel_log_file(write("bad.gz", bad), {2024, {}});
   ASSERT_TRUE(log);
@@ -194,7 +194,7 @@ TEST(UnrecognisedLog, NulsBetweenPrintableRunsAreBinary) {
 // A syslog a crash cut short ends in a run of NULs (the file's size was written, its last
 // block was not): still a log, read as one.
 TEST(UnrecognisedLog, ACrashCutSyslogWithANulRunIsText) {
-  std::string text = slurp(kFixtures + "xid48-dbe.syslog");
+  std::string text = slurp(kReadFixtures + "xid48-dbe.syslog");
   ASSERT_FALSE(text.empty());
   EXPECT_FALSE(looks_binary(text));
   text += std::string(4096, '\0');
@@ -218,7 +218,7 @@ TEST(UnrecognisedLog, IndentedLinesAfterNoLogLineAreNoLogLines) {
 }
 
 TEST(UnrecognisedLog, EveryFixtureLooksLikeALog) {
-  for (const auto& entry : std::filesystem::directory_iterator(kFixtures)) {
+  for (const auto& entry : std::filesystem::directory_iterator(kReadFixtures)) {
     if (entry.path().extension() == ".md") continue;
     auto log = read_kernel_log_file(entry.path().string(), {2024, {}});
     ASSERT_TRUE(log) << entry.path();
@@ -247,7 +247,7 @@ DoctorInput input_with(const KernelLogRead& read) {
   return in;
 }
 
-const Finding* find(const std::vector<Finding>& fs, const std::string& id) {
+const Finding* find_id(const std::vector<Finding>& fs, const std::string& id) {
   auto it = std::find_if(fs.begin(), fs.end(), [&](const Finding& f) { return f.id == id; });
   return it == fs.end() ? nullptr : &*it;
 }
@@ -257,7 +257,7 @@ TEST(KernelLogReadCheck, NothingRecognisedIsAWarningNotACleanBill) {
   r.lines = 12;
   std::vector<Finding> out;
   check_kernel_log_read(input_with(r), out);
-  const Finding* f = find(out, "kmsg.unrecognised");
+  const Finding* f = find_id(out, "kmsg.unrecognised");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::kWarning);
   EXPECT_NE(f->title.find("0 of 12 lines looked like a kernel log"), std::string::npos) << f->title;
@@ -288,14 +288,14 @@ TEST(KernelLogReadCheck, FewRecognisedLongLinesAndCutsAreWarnings) {
   r.notes = {"the gzip stream ends early (truncated file?); what came before was read"};
   std::vector<Finding> out;
   check_kernel_log_read(input_with(r), out);
-  const Finding* partly = find(out, "kmsg.partly_recognised");
+  const Finding* partly = find_id(out, "kmsg.partly_recognised");
   ASSERT_NE(partly, nullptr);
   EXPECT_NE(partly->title.find("3 of 100 lines"), std::string::npos) << partly->title;
-  const Finding* longf = find(out, "kmsg.long_lines");
+  const Finding* longf = find_id(out, "kmsg.long_lines");
   ASSERT_NE(longf, nullptr);
   EXPECT_NE(longf->title.find("2 lines over 64 KiB"), std::string::npos) << longf->title;
   EXPECT_NE(longf->evidence.front().text.find("line 41"), std::string::npos);
-  const Finding* cut = find(out, "kmsg.incomplete");
+  const Finding* cut = find_id(out, "kmsg.incomplete");
   ASSERT_NE(cut, nullptr);
   EXPECT_NE(cut->explanation.find("ends early"), std::string::npos);
   for (const auto& f : out) EXPECT_EQ(f.severity, Severity::kWarning) << f.id;

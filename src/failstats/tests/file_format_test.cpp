@@ -6,15 +6,15 @@
 namespace cardiac::failstats {
 namespace {
 
-constexpr DurationNs kHour = 3600 * kNsPerSec;
+constexpr DurationNs kFormatHour = 3600 * kNsPerSec;
 
 FailureStats sample() {
   std::vector<IncidentRecord> list = {
-      {FaultClass::kGpuLost, 0, 3 * kHour, "GPU-aaaa", "node1"},
-      {FaultClass::kGpuMemory, 5 * kHour, std::nullopt, "GPU-bbbb", "node1"},
-      {FaultClass::kNetwork, 7 * kHour, 9 * kHour, "", "node2"},
+      {FaultClass::kGpuLost, 0, 3 * kFormatHour, "GPU-aaaa", "node1"},
+      {FaultClass::kGpuMemory, 5 * kFormatHour, std::nullopt, "GPU-bbbb", "node1"},
+      {FaultClass::kNetwork, 7 * kFormatHour, 9 * kFormatHour, "", "node2"},
   };
-  auto s = tabulate(list, {{"node1", 8, 80}, {"node2", 8, 80}}, 0, 240 * kHour);
+  auto s = tabulate(list, {{"node1", 8, 80}, {"node2", 8, 80}}, 0, 240 * kFormatHour);
   EXPECT_TRUE(s);
   s->sources.push_back("test");
   return *s;
@@ -37,7 +37,7 @@ TEST(FileFormat, WritesTheRawCountsAndReadsThemBackExactly) {
   EXPECT_EQ(back->gpu_days, s.gpu_days);
   EXPECT_EQ(back->gpus, s.gpus);
   EXPECT_EQ(back->open, 1u);
-  EXPECT_EQ(back->window_end, 240 * kHour);
+  EXPECT_EQ(back->window_end, 240 * kFormatHour);
   EXPECT_EQ(back->nodes.size(), 2u);
   EXPECT_EQ(back->gpu_list.size(), 2u);
   EXPECT_EQ(to_json(*back), j);  // nothing lost

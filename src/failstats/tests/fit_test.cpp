@@ -13,21 +13,21 @@
 namespace cardiac::failstats {
 namespace {
 
-constexpr DurationNs kHour = 3600 * kNsPerSec;
-constexpr TimeNs kYear = 365 * 24 * kHour;
+constexpr DurationNs kFitHour = 3600 * kNsPerSec;
+constexpr TimeNs kYear = 365 * 24 * kFitHour;
 
 sim::FailureModel truth() {
   sim::FailureModel m;
   m.name = "truth";
   m.components = {
-      {"GPU off the bus", "GPU", 2.0e-4, sim::Scope::kGpu, 48 * kHour},
-      {"GPU reset", "GPU", 1.0e-4, sim::Scope::kGpu, 4 * kHour},
-      {"GPU HBM memory", "GPU", 1.5e-4, sim::Scope::kGpu, 19 * kHour},
-      {"GPU thermal", "GPU", 0.5e-4, sim::Scope::kGpu, 24 * kHour},
-      {"Power supply", "Host", 1.0e-4, sim::Scope::kNode, 24 * kHour},
-      {"IB link", "Network", 0.8e-4, sim::Scope::kNode, 4 * kHour},
+      {"GPU off the bus", "GPU", 2.0e-4, sim::Scope::kGpu, 48 * kFitHour},
+      {"GPU reset", "GPU", 1.0e-4, sim::Scope::kGpu, 4 * kFitHour},
+      {"GPU HBM memory", "GPU", 1.5e-4, sim::Scope::kGpu, 19 * kFitHour},
+      {"GPU thermal", "GPU", 0.5e-4, sim::Scope::kGpu, 24 * kFitHour},
+      {"Power supply", "Host", 1.0e-4, sim::Scope::kNode, 24 * kFitHour},
+      {"IB link", "Network", 0.8e-4, sim::Scope::kNode, 4 * kFitHour},
       {"Software bug", "Dependency", 1.0e-4, sim::Scope::kJob, 0},
-      {"Faulty GPU", "GPU", 0.7e-4, sim::Scope::kGpu, 48 * kHour},
+      {"Faulty GPU", "GPU", 0.7e-4, sim::Scope::kGpu, 48 * kFitHour},
   };
   m.lemon_fraction = 0.05;
   m.lemon_factor = 10;
@@ -169,8 +169,8 @@ TEST(Fit, AClassWithoutRepairsTakesThePooledMean) {
   auto m = fit_model(s);
   ASSERT_TRUE(m) << m.error().what();
   ASSERT_EQ(m->components.size(), 2u);
-  EXPECT_EQ(m->components[0].repair, 4 * kHour);
-  EXPECT_EQ(m->components[1].repair, 4 * kHour);
+  EXPECT_EQ(m->components[0].repair, 4 * kFitHour);
+  EXPECT_EQ(m->components[1].repair, 4 * kFitHour);
   EXPECT_EQ(m->components[1].scope, sim::Scope::kNode);
   EXPECT_DOUBLE_EQ(m->components[0].per_gpu_day, 0.002);
   EXPECT_NEAR(m->repair_sigma, std::log(3.0) / 2, 1e-12);

@@ -9,17 +9,17 @@
 namespace cardiac::host {
 namespace {
 
-constexpr TimeNs kT0 = 1'700'000'000LL * kNsPerSec;
+constexpr TimeNs kJsonT0 = 1'700'000'000LL * kNsPerSec;
 
 TEST(HostJson, AbsentValuesAreOmitted) {
   HostSnapshot s;
-  s.taken_at = kT0;
+  s.taken_at = kJsonT0;
   MemInfo m;
   m.total = 1024;
   s.memory = m;
   auto j = to_json(s, nullptr);
   EXPECT_EQ(j["taken_at"], "2023-11-14T22:13:20.000Z");
-  EXPECT_EQ(j["taken_at_ns"], kT0);
+  EXPECT_EQ(j["taken_at_ns"], kJsonT0);
   EXPECT_EQ(j["memory"]["total_bytes"], 1024);
   EXPECT_FALSE(j["memory"].contains("available_bytes"));
   EXPECT_FALSE(j.contains("cpu"));
@@ -34,7 +34,7 @@ TEST(HostJson, AbsentValuesAreOmitted) {
 
 TEST(HostJson, RatesMergedAndRounded) {
   HostSnapshot s;
-  s.taken_at = kT0;
+  s.taken_at = kJsonT0;
   CpuStat c;
   c.cores.push_back(CoreTimes{0, {}});
   s.cpu = c;

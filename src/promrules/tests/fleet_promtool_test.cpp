@@ -12,28 +12,15 @@
 #include <string>
 
 #include "promrules/fleet_rules.h"
+#include "promrules/tests/support.h"
 
 namespace cardiac::promrules {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;
-};
-
-Outcome run(const std::string& cmd) {
-  Outcome r;
-  // The shell runs promtool in the test's directory (cd) with both streams captured.
-  if (FILE* p = ::popen((cmd + " 2>&1").c_str(), "r")) {  // NOLINT(bugprone-command-processor)
-    std::array<char, 4096> buf{};
-    while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.output.append(buf.data(), n);
-    const int status = ::pclose(p);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-  return r;
-}
+using promtool_test::Outcome;
+using promtool_test::run;
 
 class FleetPromtool : public ::testing::Test {
  protected:

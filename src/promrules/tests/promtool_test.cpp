@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "promrules/prometheus_rules.h"
+#include "promrules/tests/support.h"
 #include "rules/defaults.h"
 
 namespace cardiac::promrules {
@@ -20,21 +21,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-Outcome run(const std::string& cmd) {
-  Outcome r;
-  if (FILE* p = ::popen((cmd + " 2>&1").c_str(), "r")) {
-    std::array<char, 4096> buf{};
-    while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.output.append(buf.data(), n);
-    const int status = ::pclose(p);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-  return r;
-}
+using promtool_test::Outcome;
+using promtool_test::run;
 
 bool have_promtool() {
   return std::system("command -v promtool >/dev/null 2>&1") == 0;

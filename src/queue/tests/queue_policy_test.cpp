@@ -243,7 +243,6 @@ TEST_F(QueuePolicyTest, PriorityFactorsAreRecomputedOnlyOncePerPeriod) {
   std::ofstream(dir_.file("go")).flush();
 }
 
-}  // namespace
 // [queue] auto_unfence on the queue's clock: a GPU fenced because NVML stopped answering comes
 // back once it answers again with nothing pending and NVML's recovery action NONE, for
 // auto_unfence_after in a row; a row remap waiting for a reset, a recovery action NVML does not
@@ -323,4 +322,5 @@ TEST(AutoUnfence, TheCatalogDecidesWhichFencesMayLift) {
   EXPECT_FALSE(fence_may_lift("Xid 4x on"));
 }
 
+}  // namespace
 }  // namespace cardiac::queue

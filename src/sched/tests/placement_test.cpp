@@ -22,7 +22,8 @@ std::vector<unsigned> gpus_of(const ScheduleResult& r, JobId id) {
   return s->placement[0].gpus;
 }
 
-ScheduleResult run(const Cluster& c, std::vector<Job> jobs, std::string_view policy = "fcfs") {
+ScheduleResult run_placement(const Cluster& c, std::vector<Job> jobs,
+                             std::string_view policy = "fcfs") {
   return schedule(c, jobs, Usage{}, policy_of(policy), kNow);
 }
 
@@ -31,9 +32,9 @@ TEST(Placement, PrefersOneNvlinkDomainBestFit) {
   for (unsigned i = 0; i < 8; ++i) c.nodes[0].gpus[i].nvlink_domain = i < 4 ? 0 : 1;
   c.running = {make_running(100, 0, {0, 1})};
   // 4 GPUs: domain 1 holds them all, domain 0 only 2.
-  EXPECT_EQ(gpus_of(run(c, {make_job(1, 4)}), 1), (std::vector<unsigned>{4, 5, 6, 7}));
+  EXPECT_EQ(gpus_of(run_placement(c, {make_job(1, 4)}), 1), (std::vector<unsigned>{4, 5, 6, 7}));
   // 2 GPUs: domain 0's two free GPUs fit exactly, leaving domain 1 whole.
-  EXPECT_EQ(gpus_of(run(c, {make_job(1, 2)}), 1), (std::vector<unsigned>{2, 3}));
+  EXPECT_EQ(gpus_of(run_placement(c, {make_job(1, 2)}), 1), (std::vector<unsigned>{2, 3}));
 }
 
 TEST(Placement, FallsBackToOneNumaNode) {
@@ -41,17 +42,17 @@ TEST(Placement, FallsBackToOneNumaNode) {
   for (unsigned i = 0; i < 8; ++i) c.nodes[0].gpus[i].numa_node = i % 2;
   c.running = {make_running(100, 0, {0})};
   // NUMA 1 (GPUs 1, 3, 5, 7) holds 4, NUMA 0 only 3.
-  EXPECT_EQ(gpus_of(run(c, {make_job(1, 4)}), 1), (std::vector<unsigned>{1, 3, 5, 7}));
+  EXPECT_EQ(gpus_of(run_placement(c, {make_job(1, 4)}), 1), (std::vector<unsigned>{1, 3, 5, 7}));
 }
 
 TEST(Placement, NeverOnFencedOrOutsideBusyGpus) {
   Cluster c = make_cluster(1, 8);
   for (unsigned i = 0; i < 5; ++i) c.nodes[0].gpus[i].health = GpuHealth::kFenced;
   c.nodes[0].gpus[5].busy_outside = true;
-  const auto r = run(c, {make_job(1, 2), make_job(2, 1)});
+  const auto r = run_placement(c, {make_job(1, 2), make_job(2, 1)});
   EXPECT_EQ(gpus_of(r, 1), (std::vector<unsigned>{6, 7}));
   EXPECT_EQ(find_start(r, 2), nullptr);
-  EXPECT_EQ(find_start(run(c, {make_job(1, 3)}), 1), nullptr);
+  EXPECT_EQ(find_start(run_placement(c, {make_job(1, 3)}), 1), nullptr);
 }
 
 TEST(Placement, SharedJobsPackByDeclaredMemory) {
@@ -63,14 +64,14 @@ TEST(Placement, SharedJobsPackByDeclaredMemory) {
     j.gpu_memory = 10 * kGiB;
     jobs.push_back(j);
   }
-  const auto r = run(c, jobs);
+  const auto r = run_placement(c, jobs);
   EXPECT_EQ(gpus_of(r, 1), (std::vector<unsigned>{0}));
   EXPECT_EQ(gpus_of(r, 2), (std::vector<unsigned>{0}));  // 20 of 24 GiB
   EXPECT_EQ(gpus_of(r, 3), (std::vector<unsigned>{1}));  // 30 would not fit
 
   // Memory used outside the queue counts: 24 - 6 leaves room for one 10 GiB job on GPU 0.
   c.nodes[0].gpus[0].memory_used_outside = 6 * kGiB;
-  const auto r2 = run(c, jobs);
+  const auto r2 = run_placement(c, jobs);
   EXPECT_EQ(gpus_of(r2, 1), (std::vector<unsigned>{0}));
   EXPECT_EQ(gpus_of(r2, 2), (std::vector<unsigned>{1}));
   EXPECT_EQ(gpus_of(r2, 3), (std::vector<unsigned>{1}));
@@ -82,20 +83,20 @@ TEST(Placement, ExclusiveAndSharedJobsNeverMeet) {
   shared.shared = true;
   shared.gpu_memory = kGiB;
   c.running = {shared};
-  EXPECT_EQ(find_start(run(c, {make_job(1, 2)}), 1), nullptr);
-  EXPECT_EQ(gpus_of(run(c, {make_job(1, 1)}), 1), (std::vector<unsigned>{1}));
+  EXPECT_EQ(find_start(run_placement(c, {make_job(1, 2)}), 1), nullptr);
+  EXPECT_EQ(gpus_of(run_placement(c, {make_job(1, 1)}), 1), (std::vector<unsigned>{1}));
 
   c.running = {make_running(100, 0, {0})};  // exclusive
   Job s = make_job(1, 1);
   s.shared = true;
-  EXPECT_EQ(gpus_of(run(c, {s}), 1), (std::vector<unsigned>{1}));
+  EXPECT_EQ(gpus_of(run_placement(c, {s}), 1), (std::vector<unsigned>{1}));
   s.gpus = 2;
-  EXPECT_EQ(find_start(run(c, {s}), 1), nullptr);
+  EXPECT_EQ(find_start(run_placement(c, {s}), 1), nullptr);
 }
 
 TEST(Placement, ExclusiveJobsGetDisjointGpus) {
   Cluster c = make_cluster(1, 8);
-  const auto r = run(c, {make_job(1, 3), make_job(2, 3), make_job(3, 2), make_job(4, 1)});
+  const auto r = run_placement(c, {make_job(1, 3), make_job(2, 3), make_job(3, 2), make_job(4, 1)});
   std::vector<int> seen(8, 0);
   for (const Start& s : r.starts) {
     for (unsigned g : s.placement[0].gpus) ++seen[g];
@@ -107,7 +108,7 @@ TEST(Placement, ExclusiveJobsGetDisjointGpus) {
 TEST(Placement, PackTakesTheFullestNodeSpreadTheEmptiest) {
   Cluster c = make_cluster(3, 8);
   c.running = {make_running(100, 0, {0, 1, 2, 3, 4, 5}), make_running(101, 1, {0, 1, 2, 3})};
-  const auto pack = run(c, {make_job(1, 2)});
+  const auto pack = run_placement(c, {make_job(1, 2)});
   ASSERT_NE(find_start(pack, 1), nullptr);
   EXPECT_EQ(find_start(pack, 1)->placement[0].node, 0u);
   PolicyConfig spread = policy_of("fcfs");
@@ -122,15 +123,15 @@ TEST(Placement, DegradedGpusAreUsedLast) {
   c.nodes[0].gpus[0].health = GpuHealth::kDegraded;
   c.running = {make_running(100, 0, {2, 3})};
   // Node 0 is fuller (2 free) but one of them is degraded: node 1 takes the 2-GPU job.
-  const auto r = run(c, {make_job(1, 2)});
+  const auto r = run_placement(c, {make_job(1, 2)});
   ASSERT_NE(find_start(r, 1), nullptr);
   EXPECT_EQ(find_start(r, 1)->placement[0].node, 1u);
   // On node 0 a 1-GPU job gets the healthy GPU 1.
   Cluster one = make_cluster(1, 4);
   one.nodes[0].gpus[0].health = GpuHealth::kDegraded;
-  EXPECT_EQ(gpus_of(run(one, {make_job(1, 1)}), 1), (std::vector<unsigned>{1}));
+  EXPECT_EQ(gpus_of(run_placement(one, {make_job(1, 1)}), 1), (std::vector<unsigned>{1}));
   // When nothing else fits, the degraded GPU is used.
-  EXPECT_EQ(gpus_of(run(one, {make_job(1, 4)}), 1), (std::vector<unsigned>{0, 1, 2, 3}));
+  EXPECT_EQ(gpus_of(run_placement(one, {make_job(1, 4)}), 1), (std::vector<unsigned>{0, 1, 2, 3}));
 }
 
 TEST(Placement, MultiNodeUsesFewestNodesSpreadEvenly) {
@@ -138,7 +139,7 @@ TEST(Placement, MultiNodeUsesFewestNodesSpreadEvenly) {
   c.running = {make_running(100, 1, {0, 1}), make_running(101, 2, {0, 1, 2})};
   Job big = make_job(1, 12);
   big.nodes = 2;
-  const auto r = run(c, {big});
+  const auto r = run_placement(c, {big});
   const Start* s = find_start(r, 1);
   ASSERT_NE(s, nullptr);
   ASSERT_EQ(s->placement.size(), 2u);
@@ -149,14 +150,14 @@ TEST(Placement, MultiNodeUsesFewestNodesSpreadEvenly) {
 
   Job eight = make_job(2, 8);
   eight.nodes = 4;
-  const auto r8 = run(c, {eight});
+  const auto r8 = run_placement(c, {eight});
   const Start* one = find_start(r8, 2);
   ASSERT_NE(one, nullptr);
   EXPECT_EQ(one->placement.size(), 1u);  // fits on node 0 alone
 
   Job odd = make_job(3, 11);
   odd.nodes = 2;
-  const auto r11 = run(c, {odd});
+  const auto r11 = run_placement(c, {odd});
   const Start* o = find_start(r11, 3);
   ASSERT_NE(o, nullptr);
   ASSERT_EQ(o->placement.size(), 2u);
@@ -168,7 +169,7 @@ TEST(Placement, GpuIndicesNeedNotBePositions) {
   c.nodes.push_back(make_node("n0", 0));
   for (unsigned idx : {7u, 3u, 5u}) c.nodes[0].gpus.push_back(Gpu{.index = idx});
   c.running = {make_running(100, 0, {3})};
-  EXPECT_EQ(gpus_of(run(c, {make_job(1, 2)}), 1), (std::vector<unsigned>{5, 7}));
+  EXPECT_EQ(gpus_of(run_placement(c, {make_job(1, 2)}), 1), (std::vector<unsigned>{5, 7}));
 }
 
 // The indexed search finds a placement exactly when a brute-force count says one exists, and

@@ -13,7 +13,7 @@ namespace {
 
 using namespace testing;  // NOLINT(google-build-using-namespace): test builders
 
-constexpr DurationNs kDay = 24 * kHour;
+constexpr DurationNs kPriorityDay = 24 * kHour;
 
 const PriorityBreakdown& breakdown(const ScheduleResult& r, JobId id) {
   for (const PriorityBreakdown& b : r.priorities) {
@@ -33,11 +33,11 @@ Cluster busy_cluster() {
 
 TEST(Multifactor, FactorsMatchHandComputation) {
   Job a = make_job(1, 2);
-  a.submit_time = kNow - 7 * kDay / 2;  // half of max_age
+  a.submit_time = kNow - 7 * kPriorityDay / 2;  // half of max_age
   a.priority = 10;
   Job b = make_job(2, 4);
   b.user = "bob";
-  b.submit_time = kNow - 10 * kDay;  // past max_age
+  b.submit_time = kNow - 10 * kPriorityDay;  // past max_age
   b.priority = 5;
   Usage usage;  // nobody has used anything: fair-share factor 1 for both
   const auto r = schedule(busy_cluster(), {a, b}, usage, policy_of("priority"), kNow);
@@ -63,8 +63,8 @@ TEST(Multifactor, FactorsMatchHandComputation) {
 
 TEST(Multifactor, FavorSmallEligibleTimeAndNegativePriority) {
   Job a = make_job(1, 2);
-  a.eligible_time = kNow - 7 * kDay / 4;  // age counts from here, not from submit
-  a.submit_time = kNow - 6 * kDay;
+  a.eligible_time = kNow - 7 * kPriorityDay / 4;  // age counts from here, not from submit
+  a.submit_time = kNow - 6 * kPriorityDay;
   a.priority = -10;
   Job b = make_job(2, 4);
   b.priority = 10;

@@ -25,7 +25,7 @@ using testing::kNow;
 // Nodes of 8 GPUs and a few smaller ones, two models; fenced, degraded and outside-busy GPUs;
 // running jobs of whole and partial nodes, shared jobs, jobs without a limit, ends that tie
 // and now and then two jobs on one GPU (bad input: counting must give way).
-Cluster random_cluster(std::mt19937& rng) {
+Cluster random_reserved_cluster(std::mt19937& rng) {
   auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
   Cluster c;
   const int nodes = 4 + pick(40);
@@ -101,7 +101,7 @@ TEST(ReservationProperty, WholeNodeCountsPlanWhatReleasingPlans) {
   int counted = 0;
   for (unsigned seed = 1; seed <= 400; ++seed) {
     std::mt19937 rng(seed);
-    const Cluster cluster = random_cluster(rng);
+    const Cluster cluster = random_reserved_cluster(rng);
     ClusterState state(cluster);
     const auto before = state.gpus();
     for (int head = 0; head < 6; ++head) {

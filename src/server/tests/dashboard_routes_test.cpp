@@ -17,7 +17,7 @@ namespace {
 using nlohmann::json;
 using test_support::FakeBackend;
 
-constexpr TimeNs kNow = 1'700'000'000LL * kNsPerSec;
+constexpr TimeNs kRoutesNow = 1'700'000'000LL * kNsPerSec;
 
 class DashboardRoutes : public ::testing::Test {
  protected:
@@ -34,7 +34,7 @@ class DashboardRoutes : public ::testing::Test {
     client->set_decompress(false);
   }
   FakeBackend backend;
-  ManualClock clock{kNow};
+  ManualClock clock{kRoutesNow};
   std::unique_ptr<HttpServer> server;
   std::unique_ptr<httplib::Client> client;
 };
@@ -220,7 +220,7 @@ TEST_F(DashboardRoutes, AuthRulesUnchanged) {
 
 TEST(DashboardOnNonLoopback, PageOpenApiNeedsToken) {
   FakeBackend backend;
-  ManualClock clock{kNow};
+  ManualClock clock{kRoutesNow};
   ServerOptions o;
   o.address = "0.0.0.0";
   o.port = 0;

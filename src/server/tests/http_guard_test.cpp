@@ -22,7 +22,7 @@ namespace {
 using nlohmann::json;
 using test_support::FakeBackend;
 
-constexpr const char* kToken = "s3cret";
+constexpr const char* kGuardToken = "s3cret";
 
 // A socket connected from `source` (any 127.0.0.0/8 address works on Linux without setup).
 int connect_from(const char* source, int port) {
@@ -82,7 +82,7 @@ class GuardTest : public ::testing::Test {
   void start(ServerOptions opt = {}) {
     opt.address = "127.0.0.1";
     opt.port = 0;
-    opt.token = kToken;
+    opt.token = kGuardToken;
     server = std::make_unique<HttpServer>(backend, opt, clock);
     auto p = server->start();
     ASSERT_TRUE(p) << p.error().what();
@@ -96,7 +96,7 @@ class GuardTest : public ::testing::Test {
     for (int fd : held) ::close(fd);
   }
   httplib::Headers bearer(const std::string& scheme = "Bearer") {
-    return {{"Authorization", scheme + " " + kToken}};
+    return {{"Authorization", scheme + " " + kGuardToken}};
   }
 
   FakeBackend backend;
@@ -166,7 +166,7 @@ TEST_F(GuardTest, CurlBodylessPostWithoutContentLengthIsAnsweredByTheTokenCheck)
     std::string r = read_response(fd, std::chrono::seconds(20));
     return r.substr(0, r.find("\r\n"));
   };
-  EXPECT_EQ(curl_ack(2, "Authorization: Bearer " + std::string(kToken) + "\r\n"),
+  EXPECT_EQ(curl_ack(2, "Authorization: Bearer " + std::string(kGuardToken) + "\r\n"),
             "HTTP/1.1 200 OK");
   EXPECT_EQ(backend.last_ack_id, 2);
   EXPECT_EQ(backend.last_who, kTokenPrincipal);
@@ -341,7 +341,7 @@ TEST_F(GuardTest, ABodyAwaitingContinueIsAskedFor) {
   held.push_back(fd);
   const std::string body = R"({"matcher":"rule=a","duration":"1h"})";
   send_text(fd, "POST /api/v1/silences HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " +
-                    std::string(kToken) +
+                    std::string(kGuardToken) +
                     "\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
                     "Connection: close\r\nContent-Length: " +
                     std::to_string(body.size()) + "\r\n\r\n");

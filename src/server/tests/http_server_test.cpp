@@ -19,7 +19,7 @@ using test_support::FakeBackend;
 
 using nlohmann::json;
 
-constexpr TimeNs kNow = 1'700'000'000LL * kNsPerSec;
+constexpr TimeNs kServerNow = 1'700'000'000LL * kNsPerSec;
 constexpr const char* kToken = "s3cret";
 
 // Designated initializers would trip -Wmissing-field-initializers; edit a default instead.
@@ -52,7 +52,7 @@ class ServerTest : public ::testing::Test {
   static json body_of(const httplib::Result& r) { return json::parse(r->body); }
 
   FakeBackend backend;
-  ManualClock clock{kNow};
+  ManualClock clock{kServerNow};
   std::unique_ptr<HttpServer> server;
   std::unique_ptr<httplib::Client> client;
 };
@@ -193,14 +193,14 @@ TEST_F(ServerTest, HistoryParsesParameters) {
   EXPECT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(backend.last_history.metric, "gpu_temp");
   EXPECT_EQ(backend.last_history.gpu, 2);
-  EXPECT_EQ(backend.last_history.since, kNow - 7200 * kNsPerSec);
-  EXPECT_EQ(backend.last_history.until, kNow);
+  EXPECT_EQ(backend.last_history.since, kServerNow - 7200 * kNsPerSec);
+  EXPECT_EQ(backend.last_history.until, kServerNow);
   EXPECT_EQ(backend.last_history.step, 60 * kNsPerSec);
 
   ASSERT_TRUE(client->Get("/api/v1/history?metric=gpu_temp"));
   EXPECT_FALSE(backend.last_history.gpu.has_value());
-  EXPECT_EQ(backend.last_history.since, kNow - 3600 * kNsPerSec);  // default window: 1 h
-  EXPECT_EQ(backend.last_history.until, kNow);
+  EXPECT_EQ(backend.last_history.since, kServerNow - 3600 * kNsPerSec);  // default window: 1 h
+  EXPECT_EQ(backend.last_history.until, kServerNow);
   EXPECT_EQ(backend.last_history.step, 60 * kNsPerSec);  // default step: 1 min (docs/api.md)
 }
 
@@ -236,7 +236,7 @@ TEST_F(ServerTest, BackendErrorsMapToStatus) {
 TEST_F(ServerTest, EventsAndAlerts) {
   start();
   ASSERT_EQ(client->Get("/api/v1/events?since=10m&limit=5")->status, 200);
-  EXPECT_EQ(backend.last_since, kNow - 600 * kNsPerSec);
+  EXPECT_EQ(backend.last_since, kServerNow - 600 * kNsPerSec);
   EXPECT_EQ(backend.last_limit, 5);
   ASSERT_EQ(client->Get("/api/v1/events")->status, 200);
   EXPECT_EQ(backend.last_limit, 100);

@@ -7,7 +7,7 @@
 namespace cardiac::serving {
 namespace {
 
-constexpr std::uint64_t kGiB = 1ULL << 30U;
+constexpr std::uint64_t kBookGiB = 1ULL << 30U;
 
 nvml::GpuSnapshot snapshot(std::uint64_t used_by_pid) {
   nvml::GpuSnapshot s;
@@ -15,9 +15,9 @@ nvml::GpuSnapshot snapshot(std::uint64_t used_by_pid) {
   nvml::GpuReading g;
   g.index = 2;
   g.uuid = "GPU-2";
-  g.memory_total = 80 * kGiB;
-  g.memory_used = used_by_pid + kGiB;
-  g.memory_free = 80 * kGiB - *g.memory_used;
+  g.memory_total = 80 * kBookGiB;
+  g.memory_used = used_by_pid + kBookGiB;
+  g.memory_free = 80 * kBookGiB - *g.memory_used;
   nvml::GpuProcess p;
   p.pid = 4242;
   p.name = "python3";
@@ -37,7 +37,7 @@ TEST(VramBook, AGrowingProcessGetsATimeToOomAndIsThinnedToTheStep) {
   };
   // 20 minutes at 1 s, growing 1 GiB per 100 s from 20 GiB.
   for (int t = 0; t <= 1200; ++t) {
-    const auto used = 20 * kGiB + static_cast<std::uint64_t>(t) * kGiB / 100;
+    const auto used = 20 * kBookGiB + static_cast<std::uint64_t>(t) * kBookGiB / 100;
     book.add(snapshot(used), TimeNs{t} * kNsPerSec, cmdline);
   }
   EXPECT_EQ(reads, 1);
@@ -70,7 +70,7 @@ TEST(VramBook, AnEngineAtAFlatHighLevelIsPreallocated) {
   VramBook book;
   auto cmdline = [](std::uint32_t) { return std::string("vllm serve m"); };
   for (int t = 0; t <= 1200; t += 15) {
-    book.add(snapshot(72 * kGiB), TimeNs{t} * kNsPerSec, cmdline);
+    book.add(snapshot(72 * kBookGiB), TimeNs{t} * kNsPerSec, cmdline);
   }
   const auto& t = book.tracks().begin()->second;
   EXPECT_TRUE(t.preallocated);

@@ -11,7 +11,7 @@ namespace cardiac::sim {
 namespace {
 
 constexpr double kMin = 60.0;
-constexpr double kDay = 86400.0;
+constexpr double kCheckpointDay = 86400.0;
 // Llama 3: 419 unexpected interruptions over 884,736 GPU-days.
 constexpr double kLlamaPerGpuDay = 4.736e-4;
 // Meta RSC-1 and RSC-2 infrastructure failure rates, per node-day, 8 GPUs per node.
@@ -19,16 +19,16 @@ constexpr double kRsc1PerNodeDay = 6.5e-3;
 constexpr double kRsc2PerNodeDay = 2.34e-3;
 
 double llama_mtbf_s(double gpus) {
-  return kDay / (gpus * kLlamaPerGpuDay);
+  return kCheckpointDay / (gpus * kLlamaPerGpuDay);
 }
 double meta_mtbf_s(double gpus, double per_node_day) {
-  return kDay / (gpus / 8.0 * per_node_day);
+  return kCheckpointDay / (gpus / 8.0 * per_node_day);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Derived tables at the Llama 3 rate: τ (Daly eq. 37) and full-model ETTR at R = 2, 10, 30 min.
 
-struct TableRow {
+struct CheckpointRow {
   double gpus;
   double write_s;
   double tau_min;
@@ -37,7 +37,7 @@ struct TableRow {
 
 constexpr double kTableRestartMin[3] = {2, 10, 30};
 
-constexpr TableRow kLlamaTables[] = {
+constexpr CheckpointRow kLlamaTables[] = {
     {1024, 5, 22.2, {0.992, 0.989, 0.983}},     {1024, 60, 76.4, {0.974, 0.971, 0.965}},
     {1024, 300, 169, {0.942, 0.940, 0.934}},    {16384, 5, 5.5, {0.960, 0.919, 0.826}},
     {16384, 60, 18.6, {0.890, 0.853, 0.766}},   {16384, 300, 39.8, {0.777, 0.744, 0.668}},
@@ -52,7 +52,7 @@ TEST(CheckpointLlamaTables, JobMtbfMatchesTableHeaders) {
 }
 
 TEST(CheckpointLlamaTables, DalyIntervalAndEttrReproduceEveryCell) {
-  for (const TableRow& row : kLlamaTables) {
+  for (const CheckpointRow& row : kLlamaTables) {
     const double m = llama_mtbf_s(row.gpus);
     const double tau = daly_interval(row.write_s, m);
     SCOPED_TRACE(testing::Message() << row.gpus << " GPUs, write " << row.write_s << " s");
@@ -65,7 +65,7 @@ TEST(CheckpointLlamaTables, DalyIntervalAndEttrReproduceEveryCell) {
 }
 
 TEST(CheckpointLlamaTables, YoungIntervalChangesEttrByLessThanHalfAPercent) {
-  for (const TableRow& row : kLlamaTables) {
+  for (const CheckpointRow& row : kLlamaTables) {
     const double m = llama_mtbf_s(row.gpus);
     for (double r_min : kTableRestartMin) {
       const double r = r_min * kMin;
@@ -96,7 +96,7 @@ TEST(CheckpointLlamaTables, MorePoints) {
 
 TEST(CheckpointLlamaTables, FirstOrderAgreesOnlyWhileLossesAreSmall) {
   int compared = 0;
-  for (const TableRow& row : kLlamaTables) {
+  for (const CheckpointRow& row : kLlamaTables) {
     const double m = llama_mtbf_s(row.gpus);
     const double tau = daly_interval(row.write_s, m);
     for (double r_min : kTableRestartMin) {

@@ -16,11 +16,11 @@
 namespace cardiac::sim {
 namespace {
 
-constexpr TimeNs kSec = kNsPerSec;
-constexpr TimeNs kHour = 3600 * kSec;
-constexpr TimeNs kDay = 24 * kHour;
+constexpr TimeNs kSlowSec = kNsPerSec;
+constexpr TimeNs kSlowHour = 3600 * kSlowSec;
+constexpr TimeNs kSlowDay = 24 * kSlowHour;
 
-TraceJob job(std::int64_t id, TimeNs submit, unsigned gpus, DurationNs duration) {
+TraceJob slow_job(std::int64_t id, TimeNs submit, unsigned gpus, DurationNs duration) {
   TraceJob t;
   t.id = id;
   t.submit = submit;
@@ -36,9 +36,9 @@ std::vector<TraceJob> workload(std::size_t n, DurationNs gap, std::uint64_t seed
   std::vector<TraceJob> out;
   TimeNs at = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const unsigned gpus = 8u << (rng() % 3);          // 8, 16 or 32
-    const DurationNs run = (4 + rng() % 21) * kHour;  // 4 to 24 h
-    out.push_back(job(static_cast<std::int64_t>(i), at, gpus, run));
+    const unsigned gpus = 8u << (rng() % 3);              // 8, 16 or 32
+    const DurationNs run = (4 + rng() % 21) * kSlowHour;  // 4 to 24 h
+    out.push_back(slow_job(static_cast<std::int64_t>(i), at, gpus, run));
     at += static_cast<DurationNs>(rng() % 2001) * gap / 1000;  // 0 to 2 gaps
   }
   return out;
@@ -57,12 +57,12 @@ FailureModel stragglers_only(double per_gpu_day, double factor, DurationNs detec
 TEST(FailSlowProcess, OffYieldsNothingOnYieldsTheRateInOrder) {
   const Topology topo{.nodes = 100, .gpus_per_node = 8, .nodes_per_domain = 16};
   FailureModel off;
-  EXPECT_FALSE(FailSlowProcess(off, topo, 1, 365 * kDay).next());
+  EXPECT_FALSE(FailSlowProcess(off, topo, 1, 365 * kSlowDay).next());
 
   FailureModel on;
   on.slow.per_gpu_day = 1e-3;  // 0.8 a day on 800 GPUs: about 292 in a year
-  FailSlowProcess p(on, topo, 7, 365 * kDay);
-  FailSlowProcess same(on, topo, 7, 365 * kDay);
+  FailSlowProcess p(on, topo, 7, 365 * kSlowDay);
+  FailSlowProcess same(on, topo, 7, 365 * kSlowDay);
   std::size_t n = 0;
   TimeNs last = 0;
   while (auto e = p.next()) {
@@ -87,8 +87,8 @@ TEST(FailSlowPreset, ModifiersSetTheStragglersAndBadValuesAreRefused) {
   ASSERT_TRUE(m) << m.error().what();
   EXPECT_DOUBLE_EQ(m->slow.per_gpu_day, kTypicalFailSlowPerGpuDay);
   EXPECT_DOUBLE_EQ(m->slow.factor, 2);
-  EXPECT_EQ(m->slow.detection, 10 * 60 * kSec);
-  EXPECT_EQ(m->slow.repair, 2 * kHour);
+  EXPECT_EQ(m->slow.detection, 10 * 60 * kSlowSec);
+  EXPECT_EQ(m->slow.repair, 2 * kSlowHour);
   // The presets themselves have no stragglers.
   EXPECT_FALSE(failure_preset("llama3")->slow.on());
 
@@ -107,16 +107,16 @@ struct OneStraggler {
   TimeNs at = 0;
 };
 
-constexpr DurationNs kWork = 10 * kHour;
+constexpr DurationNs kWork = 10 * kSlowHour;
 constexpr double kRate = 0.075;  // 16 GPUs: one straggler in 20 h on average
 
 OneStraggler find_seed(const FailureModel& m, DurationNs quiet_after) {
   const Topology topo{.nodes = 2, .gpus_per_node = 8, .nodes_per_domain = 16};
   for (std::uint64_t seed = 1; seed < 10'000; ++seed) {
-    FailSlowProcess p(m, topo, seed, 3650 * kDay);
+    FailSlowProcess p(m, topo, seed, 3650 * kSlowDay);
     auto first = p.next();
     auto second = p.next();
-    if (first && first->time > kHour && first->time < kWork / 2 &&
+    if (first && first->time > kSlowHour && first->time < kWork / 2 &&
         (!second || second->time > first->time + quiet_after)) {
       return {seed, first->time};
     }
@@ -133,20 +133,20 @@ SimConfig one_job_config(const FailureModel& m, std::uint64_t seed) {
 }
 
 TEST(FailSlowEngine, AStragglerSlowsItsJobByTheFactorUntilDetected) {
-  const DurationNs detection = kHour;
-  const DurationNs repair = 5 * kHour;
+  const DurationNs detection = kSlowHour;
+  const DurationNs repair = 5 * kSlowHour;
   const FailureModel m = stragglers_only(kRate, 2.0, detection, repair);
-  const OneStraggler s = find_seed(m, detection + repair + kWork + 3 * kHour);
+  const OneStraggler s = find_seed(m, detection + repair + kWork + 3 * kSlowHour);
   ASSERT_GT(s.seed, 0u) << "no seed with one early straggler";
 
-  auto r = simulate(one_job_config(m, s.seed), {job(0, 0, 16, kWork)});
+  auto r = simulate(one_job_config(m, s.seed), {slow_job(0, 0, 16, kWork)});
   ASSERT_TRUE(r) << r.error().what();
   const Summary& sum = r->summary;
   // Slowed at `at`, stopped at at + 1 h having done at + 30 min of work (none kept: no
   // checkpoints); the GPU is out for 5 h, and the 16-GPU job waits for it, then restarts
   // (10 min) and runs its 10 h.
   EXPECT_EQ(r->jobs[0].restarts, 1u);
-  EXPECT_EQ(r->jobs[0].end, s.at + detection + repair + 600 * kSec + kWork);
+  EXPECT_EQ(r->jobs[0].end, s.at + detection + repair + 600 * kSlowSec + kWork);
   EXPECT_EQ(sum.stragglers, 1u);
   EXPECT_EQ(sum.stragglers_detected, 1u);
   EXPECT_EQ(sum.interruptions_by_cause.at("Fail-slow GPU"), 1u);
@@ -164,11 +164,11 @@ TEST(FailSlowEngine, AStragglerSlowsItsJobByTheFactorUntilDetected) {
 }
 
 TEST(FailSlowEngine, DetectedTooLateTheJobEndsAtTheStragglersPace) {
-  const FailureModel m = stragglers_only(kRate, 2.0, 1000 * kHour, kHour);
-  const OneStraggler s = find_seed(m, 2 * kWork + kHour);
+  const FailureModel m = stragglers_only(kRate, 2.0, 1000 * kSlowHour, kSlowHour);
+  const OneStraggler s = find_seed(m, 2 * kWork + kSlowHour);
   ASSERT_GT(s.seed, 0u) << "no seed with one early straggler";
 
-  auto r = simulate(one_job_config(m, s.seed), {job(0, 0, 16, kWork)});
+  auto r = simulate(one_job_config(m, s.seed), {slow_job(0, 0, 16, kWork)});
   ASSERT_TRUE(r) << r.error().what();
   // Full pace until `at`, half pace for the rest of the work.
   EXPECT_EQ(r->jobs[0].restarts, 0u);
@@ -182,11 +182,11 @@ TEST(FailSlowEngine, DetectedTooLateTheJobEndsAtTheStragglersPace) {
 // The time limit is wall time: a job that would have ended 2 h before it runs into it once
 // slowed, and times out there.
 TEST(FailSlowEngine, ASlowedJobMayRunIntoItsTimeLimit) {
-  const FailureModel m = stragglers_only(kRate, 2.0, 1000 * kHour, kHour);
-  const OneStraggler s = find_seed(m, 2 * kWork + kHour);
+  const FailureModel m = stragglers_only(kRate, 2.0, 1000 * kSlowHour, kSlowHour);
+  const OneStraggler s = find_seed(m, 2 * kWork + kSlowHour);
   ASSERT_GT(s.seed, 0u) << "no seed with one early straggler";
-  TraceJob limited = job(0, 0, 16, kWork);
-  limited.time_limit = kWork + 2 * kHour;
+  TraceJob limited = slow_job(0, 0, 16, kWork);
+  limited.time_limit = kWork + 2 * kSlowHour;
   auto r = simulate(one_job_config(m, s.seed), {limited});
   ASSERT_TRUE(r) << r.error().what();
   EXPECT_TRUE(r->jobs[0].timed_out);
@@ -197,7 +197,7 @@ TEST(FailSlowEngine, ASlowedJobMayRunIntoItsTimeLimit) {
 // A busy cluster with checkpoints and fail-stop failures too, stragglers common: the same seed
 // with later detection loses more GPU time to the stragglers, and more in all.
 TEST(FailSlowEngine, ShorterDetectionLosesLessGpuTime) {
-  const std::vector<TraceJob> jobs = workload(400, 2 * kHour, 3);
+  const std::vector<TraceJob> jobs = workload(400, 2 * kSlowHour, 3);
   std::vector<double> slow, lost;
   for (const char* detect : {"5m", "30m", "2h", "8h"}) {
     SimConfig c = test_config("16x8", "backfill");
@@ -243,7 +243,7 @@ void expect_same(const SimResult& a, const SimResult& b) {
 // A rate of 0 leaves the run as it was whatever the other straggler settings say; a factor of
 // 1 with detection never coming is a straggler that costs nothing.
 TEST(FailSlowEngine, OffChangesNothing) {
-  const std::vector<TraceJob> jobs = workload(300, 2 * kHour, 5);
+  const std::vector<TraceJob> jobs = workload(300, 2 * kSlowHour, 5);
   SimConfig base = test_config("16x8", "backfill");
   base.failures = *failure_preset("llama3:scale=5");
   base.checkpoint = *parse_checkpoint_policy("daly,write=30s,restart=5m");
@@ -255,7 +255,7 @@ TEST(FailSlowEngine, OffChangesNothing) {
   EXPECT_EQ(a->summary.slow_gpu_h, 0);
 
   SimConfig off = base;
-  off.failures.slow = FailSlow{.per_gpu_day = 0, .factor = 3, .detection = 1, .repair = kDay};
+  off.failures.slow = FailSlow{.per_gpu_day = 0, .factor = 3, .detection = 1, .repair = kSlowDay};
   auto b = simulate(off, jobs);
   ASSERT_TRUE(b) << b.error().what();
   expect_same(*a, *b);
@@ -264,7 +264,7 @@ TEST(FailSlowEngine, OffChangesNothing) {
   // event count grows by the stragglers.
   SimConfig harmless = base;
   harmless.failures.slow =
-      FailSlow{.per_gpu_day = 0.05, .factor = 1, .detection = 1000 * kDay, .repair = kDay};
+      FailSlow{.per_gpu_day = 0.05, .factor = 1, .detection = 1000 * kSlowDay, .repair = kSlowDay};
   auto c = simulate(harmless, jobs);
   ASSERT_TRUE(c) << c.error().what();
   EXPECT_GT(c->summary.stragglers, 0u);

@@ -15,7 +15,7 @@
 namespace cardiac::sim {
 namespace {
 
-NamedResult run(std::string label, unsigned scale) {
+NamedResult run_report(std::string label, unsigned scale) {
   NamedResult r;
   r.label = std::move(label);
   r.result.summary.cluster_gpus = 16;
@@ -36,7 +36,8 @@ NamedResult run(std::string label, unsigned scale) {
 }
 
 TEST(SimReport, HtmlPinnedBytes) {
-  std::vector<NamedResult> runs = {run("fifo", 1), run("backfill <easy> & \"fair\"", 2)};
+  std::vector<NamedResult> runs = {run_report("fifo", 1),
+                                   run_report("backfill <easy> & \"fair\"", 2)};
   const nlohmann::json setup = {{"trace", "synthetic"}, {"gpus", 16}};
   const std::string out = render_html(runs, setup);
   const std::string path = std::string(CARDIAC_FIXTURES_DIR) + "/golden/charts/sim-report.html";
@@ -50,11 +51,11 @@ TEST(SimReport, HtmlPinnedBytes) {
 // The straggler rows and JSON appear only when a run has stragglers: runs without them print
 // as before.
 TEST(SimReport, FailSlowRowsOnlyWithStragglers) {
-  std::vector<NamedResult> runs = {run("fcfs", 1)};
+  std::vector<NamedResult> runs = {run_report("fcfs", 1)};
   EXPECT_EQ(render_table(runs).find("slow GPUs"), std::string::npos);
   EXPECT_FALSE(to_json(runs[0].result.summary).contains("fail_slow"));
 
-  NamedResult slow = run("fcfs | detect 30m", 1);
+  NamedResult slow = run_report("fcfs | detect 30m", 1);
   Summary& s = slow.result.summary;
   s.fail_slow = true;
   s.stragglers = 7;

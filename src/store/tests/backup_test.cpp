@@ -22,13 +22,13 @@ namespace {
 
 using testing::TempDir;
 
-constexpr TimeNs kT0 = 1'764'000'000 * kNsPerSec;
+constexpr TimeNs kBackupT0 = 1'764'000'000 * kNsPerSec;
 
 // The instants (seconds after kT0) of gpu_temperature samples on GPU 0.
 std::set<std::int64_t> seconds(const Db& db) {
   std::set<std::int64_t> out;
   for (const auto& r : testing::raw_rows(db)) {
-    if (r.metric == "gpu_temperature" && r.gpu == 0) out.insert((r.time - kT0) / kNsPerSec);
+    if (r.metric == "gpu_temperature" && r.gpu == 0) out.insert((r.time - kBackupT0) / kNsPerSec);
   }
   return out;
 }
@@ -37,7 +37,7 @@ std::set<std::int64_t> seconds(const Db& db) {
 void write_samples(Db& db, int from, int n) {
   SampleWriter w(db);
   for (int i = from; i < from + n; ++i) {
-    ASSERT_TRUE(w.append("gpu_temperature", 0U, kT0 + i * kNsPerSec, i));
+    ASSERT_TRUE(w.append("gpu_temperature", 0U, kBackupT0 + i * kNsPerSec, i));
     ASSERT_TRUE(w.flush());
   }
 }
@@ -47,7 +47,7 @@ std::string slurp(const std::string& path) {
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
-mode_t mode_of(const std::string& path) {
+mode_t backup_mode_of(const std::string& path) {
   struct stat st {};
   EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
   return st.st_mode & 07777;
@@ -65,7 +65,7 @@ TEST(StoreBackup, WhileAWriterCommitsHoldsEverySampleCommittedBefore) {
     ASSERT_TRUE(db) << db.error().what();
     SampleWriter w(*db);
     for (int i = 0; i < kMax && !stop.load(); ++i) {
-      ASSERT_TRUE(w.append("gpu_temperature", 0U, kT0 + i * kNsPerSec, i));
+      ASSERT_TRUE(w.append("gpu_temperature", 0U, kBackupT0 + i * kNsPerSec, i));
       ASSERT_TRUE(w.flush());
       committed.store(i);
     }
@@ -78,7 +78,7 @@ TEST(StoreBackup, WhileAWriterCommitsHoldsEverySampleCommittedBefore) {
   stop = true;
   writer.join();
   ASSERT_TRUE(b) << b.error().what();
-  EXPECT_EQ(mode_of(dir.file("backup.db")), 0600U);
+  EXPECT_EQ(backup_mode_of(dir.file("backup.db")), 0600U);
   EXPECT_GT(b->bytes, 0);
   EXPECT_TRUE(std::find(b->side_files.begin(), b->side_files.end(), "-tail0") !=
               b->side_files.end());
@@ -123,7 +123,7 @@ TEST(StoreBackup, RestoreRoundTripKeepsTheReplacedStore) {
                               "'cardiac_backup_files'"),
               0);
   }
-  EXPECT_EQ(mode_of(db_path), 0600U);
+  EXPECT_EQ(backup_mode_of(db_path), 0600U);
   {
     auto kept = open_store(db_path + ".before-restore");
     ASSERT_TRUE(kept) << kept.error().what();

@@ -23,8 +23,8 @@ namespace {
 using testing::scalar;
 using testing::TempDir;
 
-constexpr TimeNs kHour0 = 1'700'002'800LL * kNsPerSec;
-static_assert(kHour0 % kHourNs == 0);
+constexpr TimeNs kBlocksHour0 = 1'700'002'800LL * kNsPerSec;
+static_assert(kBlocksHour0 % kHourNs == 0);
 
 std::uintmax_t wal_size(const std::string& db) {
   std::error_code ec;
@@ -36,7 +36,7 @@ std::uintmax_t wal_size(const std::string& db) {
 void write_seconds(Db& db, int seconds) {
   SampleWriter w(db);
   for (int s = 0; s < seconds; ++s) {
-    const TimeNs t = kHour0 + s * kNsPerSec + (s * 7919) % 900'000;
+    const TimeNs t = kBlocksHour0 + s * kNsPerSec + (s * 7919) % 900'000;
     ASSERT_TRUE(w.append("gpu_temperature", 0u, t, 60 + s % 7));
     ASSERT_TRUE(w.append("gpu_temperature", 1u, t, 50.25 + (s * 31 % 11) * 0.1));
     ASSERT_TRUE(w.append("host_load1", std::nullopt, t, 0.5));
@@ -48,7 +48,7 @@ void write_seconds(Db& db, int seconds) {
 }
 
 TEST(StoreMinuteBlocks, CodecRoundTripsBitForBitAndRefusesDamage) {
-  const TimeNs hour = kHour0;
+  const TimeNs hour = kBlocksHour0;
   std::vector<MinuteBucket> in{
       {hour, 1, 1, 1, 60},
       {hour + 2 * kMinuteNs, -0.0, 0.1 + 0.2, std::numeric_limits<double>::infinity(), 3},
@@ -84,10 +84,10 @@ TEST(StoreMinuteBlocks, WholeHourRollUpAppendsOneBlockPerSeriesAndAnIdleRunWrite
   const std::string path = dir.file("cardiac.db");
   Db db = testing::open_test_store(dir);
   write_seconds(db, 2 * 3600);
-  const TimeNs now = kHour0 + 2 * kHourNs + 5 * kMinuteNs;
+  const TimeNs now = kBlocksHour0 + 2 * kHourNs + 5 * kMinuteNs;
   auto stats = roll_up(db, rollup_horizon(now).minutes);
   ASSERT_TRUE(stats) << stats.error().what();
-  EXPECT_EQ(rolled_up_until(db, "1m").value(), kHour0 + 2 * kHourNs);
+  EXPECT_EQ(rolled_up_until(db, "1m").value(), kBlocksHour0 + 2 * kHourNs);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM rollup_1m_blocks"), 3 * 2);
   EXPECT_EQ(scalar(db, "SELECT sum(buckets) FROM rollup_1m_blocks"), 3 * 120);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM rollup_1m"), 0);
@@ -108,11 +108,11 @@ TEST(StoreMinuteBlocks, AnswersAreTheSameAtEveryRollUpPoint) {
   write_seconds(often, 2 * 3600 + 600);
   write_seconds(hourly, 2 * 3600 + 600);
   // One store rolled up every 10 minutes to the minute (rewriting blocks), one to whole hours.
-  for (TimeNs t = kHour0 + 10 * kMinuteNs; t <= kHour0 + 2 * kHourNs + 10 * kMinuteNs;
+  for (TimeNs t = kBlocksHour0 + 10 * kMinuteNs; t <= kBlocksHour0 + 2 * kHourNs + 10 * kMinuteNs;
        t += 10 * kMinuteNs) {
     ASSERT_TRUE(roll_up(often, t));
   }
-  ASSERT_TRUE(roll_up(hourly, rollup_horizon(kHour0 + 2 * kHourNs + 10 * kMinuteNs).minutes));
+  ASSERT_TRUE(roll_up(hourly, rollup_horizon(kBlocksHour0 + 2 * kHourNs + 10 * kMinuteNs).minutes));
   const std::string rows =
       "SELECT group_concat(printf('%d %d %d %!.17g %!.17g %!.17g %d', metric_id, gpu, bucket_ns, "
       "min, avg, max, count), ';') FROM (SELECT * FROM minute_rows WHERE bucket_ns < ?1 ORDER BY "
@@ -122,7 +122,7 @@ TEST(StoreMinuteBlocks, AnswersAreTheSameAtEveryRollUpPoint) {
   const auto text = [&](Db& db) {
     auto st = db.prepare(rows);
     EXPECT_TRUE(st);
-    st->bind_all(kHour0 + 2 * kHourNs);
+    st->bind_all(kBlocksHour0 + 2 * kHourNs);
     auto row = st->step();
     EXPECT_TRUE(row && *row);
     return st->column_text(0);
@@ -133,7 +133,7 @@ TEST(StoreMinuteBlocks, AnswersAreTheSameAtEveryRollUpPoint) {
       "metric_id, gpu, bucket_ns)";
   EXPECT_EQ(often.query_text(hours).value(), hourly.query_text(hours).value());
   for (DurationNs step : {kMinuteNs, 7 * kMinuteNs, kHourNs}) {
-    const HistoryQuery q{"gpu_temperature", 1u, kHour0, kHour0 + 2 * kHourNs, step};
+    const HistoryQuery q{"gpu_temperature", 1u, kBlocksHour0, kBlocksHour0 + 2 * kHourNs, step};
     auto a = history(often, q);
     auto b = history(hourly, q);
     ASSERT_TRUE(a && b);
@@ -154,11 +154,12 @@ TEST(StoreMinuteBlocks, HoursRolledUpLaterThanTheirMinutesAreTheSame) {
   Db at_once = testing::open_test_store(dir, "at_once.db");
   write_seconds(later, 3 * 3600);
   write_seconds(at_once, 3 * 3600);
-  const TimeNs end = kHour0 + 3 * kHourNs;
+  const TimeNs end = kBlocksHour0 + 3 * kHourNs;
   // Minutes hour by hour with no hour rows yet, as the agent does within a day, then the hours.
-  for (int h = 1; h <= 3; ++h) ASSERT_TRUE(roll_up(later, kHour0 + h * kHourNs, kHour0));
+  for (int h = 1; h <= 3; ++h)
+    ASSERT_TRUE(roll_up(later, kBlocksHour0 + h * kHourNs, kBlocksHour0));
   EXPECT_EQ(scalar(later, "SELECT count(*) FROM rollup_1h"), 0);
-  auto from_minutes = history(later, {"host_load1", std::nullopt, kHour0, end, kHourNs});
+  auto from_minutes = history(later, {"host_load1", std::nullopt, kBlocksHour0, end, kHourNs});
   ASSERT_TRUE(from_minutes);
   EXPECT_EQ(from_minutes->points.size(), 3u);
   ASSERT_TRUE(roll_up(later, end, end));
@@ -174,12 +175,12 @@ TEST(StoreMinuteBlocks, HoursRolledUpLaterThanTheirMinutesAreTheSame) {
 TEST(StoreMinuteBlocks, RowsOfTheOlderTableStayAndARecomputedMinuteMovesIntoItsBlock) {
   TempDir dir;
   std::vector<HistoryPoint> before;
-  const HistoryQuery q{"gpu_temperature", 0u, kHour0, kHour0 + kHourNs, 5 * kMinuteNs};
+  const HistoryQuery q{"gpu_temperature", 0u, kBlocksHour0, kBlocksHour0 + kHourNs, 5 * kMinuteNs};
   {
     // A store as version 6 rolled it up: rows in rollup_1m up to minute 30.
     Db db = testing::open_test_store(dir);
     write_seconds(db, 3600);
-    ASSERT_TRUE(roll_up(db, kHour0 + 30 * kMinuteNs));
+    ASSERT_TRUE(roll_up(db, kBlocksHour0 + 30 * kMinuteNs));
     testing::copy_minute_rows(db);
     ASSERT_TRUE(db.exec(
         "DELETE FROM rollup_1m_blocks; INSERT INTO rollup_1m SELECT bucket_ns, gpu, metric_id, "
@@ -208,7 +209,7 @@ TEST(StoreMinuteBlocks, RowsOfTheOlderTableStayAndARecomputedMinuteMovesIntoItsB
   }
   // The next run recomputes minutes 28 and 29 (kRollupLateness): they leave the table for the
   // block, so no minute is counted twice.
-  ASSERT_TRUE(roll_up(db, kHour0 + kHourNs));
+  ASSERT_TRUE(roll_up(db, kBlocksHour0 + kHourNs));
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM rollup_1m"), 3 * 28);
   EXPECT_EQ(scalar(db, "SELECT sum(buckets) FROM rollup_1m_blocks"), 3 * 32);
   auto after = history(db, q);
@@ -218,7 +219,7 @@ TEST(StoreMinuteBlocks, RowsOfTheOlderTableStayAndARecomputedMinuteMovesIntoItsB
     EXPECT_EQ(after->points[i].avg, before[i].avg);
     EXPECT_EQ(after->points[i].count, before[i].count);
   }
-  auto hours = history(db, {"gpu_temperature", 0u, kHour0, kHour0 + kHourNs, kHourNs});
+  auto hours = history(db, {"gpu_temperature", 0u, kBlocksHour0, kBlocksHour0 + kHourNs, kHourNs});
   ASSERT_TRUE(hours);
   ASSERT_EQ(hours->points.size(), 1u);
   EXPECT_EQ(hours->points[0].count, 3600);
@@ -228,11 +229,11 @@ TEST(StoreMinuteBlocks, PruneCutsBlocksAtTheMinute) {
   TempDir dir;
   Db db = testing::open_test_store(dir);
   write_seconds(db, 2 * 3600);
-  ASSERT_TRUE(roll_up(db, kHour0 + 2 * kHourNs));
+  ASSERT_TRUE(roll_up(db, kBlocksHour0 + 2 * kHourNs));
   RetentionPolicy policy;
-  const TimeNs now = kHour0 + 100 * kDayNs;
+  const TimeNs now = kBlocksHour0 + 100 * kDayNs;
   // Minutes before kHour0 + 90 min go: all of hour 0's blocks, half of hour 1's.
-  policy.minute_keep = now - (kHour0 + 90 * kMinuteNs);
+  policy.minute_keep = now - (kBlocksHour0 + 90 * kMinuteNs);
   policy.raw_keep = policy.minute_keep;
   auto pruned = prune(db, now, policy);
   ASSERT_TRUE(pruned) << pruned.error().what();
@@ -240,11 +241,11 @@ TEST(StoreMinuteBlocks, PruneCutsBlocksAtTheMinute) {
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM rollup_1m_blocks"), 3);
   EXPECT_EQ(scalar(db, "SELECT sum(buckets) FROM rollup_1m_blocks"), 3 * 30);
   auto left = read_minute_buckets(
-      db, {scalar(db, "SELECT id FROM metrics WHERE name = 'host_load1'"), kHostGpu}, kHour0,
-      kHour0 + 2 * kHourNs);
+      db, {scalar(db, "SELECT id FROM metrics WHERE name = 'host_load1'"), kHostGpu}, kBlocksHour0,
+      kBlocksHour0 + 2 * kHourNs);
   ASSERT_TRUE(left);
   ASSERT_EQ(left->size(), 30u);
-  EXPECT_EQ(left->front().bucket, kHour0 + 90 * kMinuteNs);
+  EXPECT_EQ(left->front().bucket, kBlocksHour0 + 90 * kMinuteNs);
 }
 
 }  // namespace

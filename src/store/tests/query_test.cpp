@@ -12,14 +12,14 @@
 namespace cardiac::store {
 namespace {
 
-constexpr TimeNs kHour0 = 1'700'002'800LL * kNsPerSec;
+constexpr TimeNs kQueryHour0 = 1'700'002'800LL * kNsPerSec;
 
 // Two hours of 1 s GPU 2 temperatures: value = minute index within the two hours. One flush
 // per hour: each is sealed on its own.
 void write_two_hours(Db& db) {
   SampleWriter w(db);
   for (int s = 0; s < 7200; ++s) {
-    ASSERT_TRUE(w.append("gpu_temperature", 2u, kHour0 + s * kNsPerSec, s / 60));
+    ASSERT_TRUE(w.append("gpu_temperature", 2u, kQueryHour0 + s * kNsPerSec, s / 60));
     if (s % 3600 == 3599) {
       ASSERT_TRUE(w.flush());
     }
@@ -39,32 +39,35 @@ TEST(StoreQuery, PicksLevelByStepAndAggregates) {
   testing::TempDir dir;
   Db db = testing::open_test_store(dir);
   write_two_hours(db);
-  ASSERT_TRUE(roll_up(db, kHour0 + 2 * kHourNs));
+  ASSERT_TRUE(roll_up(db, kQueryHour0 + 2 * kHourNs));
   // Remove the raw rows of the first hour: a minute or hour query that still finds them
   // would have read the wrong level.
   {
     auto tx = Transaction::begin(db);
     ASSERT_TRUE(tx);
-    EXPECT_EQ(prune_seals_locked(db, kHour0 + kHourNs).value(), 3600);
+    EXPECT_EQ(prune_seals_locked(db, kQueryHour0 + kHourNs).value(), 3600);
     ASSERT_TRUE(tx->commit());
   }
 
-  auto raw = history(db, {"gpu_temperature", 2u, kHour0, kHour0 + 2 * kHourNs, 10 * kNsPerSec});
+  auto raw =
+      history(db, {"gpu_temperature", 2u, kQueryHour0, kQueryHour0 + 2 * kHourNs, 10 * kNsPerSec});
   ASSERT_TRUE(raw) << raw.error().what();
   EXPECT_EQ(raw->resolution, Resolution::kRaw);
   EXPECT_EQ(raw->points.size(), 360u);  // only the second hour is raw now
 
-  auto minutes = history(db, {"gpu_temperature", 2u, kHour0, kHour0 + 2 * kHourNs, 5 * kMinuteNs});
+  auto minutes =
+      history(db, {"gpu_temperature", 2u, kQueryHour0, kQueryHour0 + 2 * kHourNs, 5 * kMinuteNs});
   ASSERT_TRUE(minutes);
   EXPECT_EQ(minutes->resolution, Resolution::kMinute);
   ASSERT_EQ(minutes->points.size(), 24u);
-  EXPECT_EQ(minutes->points[0].time, kHour0);
+  EXPECT_EQ(minutes->points[0].time, kQueryHour0);
   EXPECT_DOUBLE_EQ(minutes->points[0].avg, 2);  // minutes 0..4
   EXPECT_DOUBLE_EQ(minutes->points[0].min, 0);
   EXPECT_DOUBLE_EQ(minutes->points[0].max, 4);
   EXPECT_EQ(minutes->points[0].count, 300);
 
-  auto hours = history(db, {"gpu_temperature", 2u, kHour0, kHour0 + 2 * kHourNs, kHourNs});
+  auto hours =
+      history(db, {"gpu_temperature", 2u, kQueryHour0, kQueryHour0 + 2 * kHourNs, kHourNs});
   ASSERT_TRUE(hours);
   EXPECT_EQ(hours->resolution, Resolution::kHour);
   ASSERT_EQ(hours->points.size(), 2u);
@@ -77,8 +80,9 @@ TEST(StoreQuery, NotYetRolledUpRangeComesFromRaw) {
   testing::TempDir dir;
   Db db = testing::open_test_store(dir);
   write_two_hours(db);
-  ASSERT_TRUE(roll_up(db, kHour0 + kHourNs + 30 * kMinuteNs));  // hour 1 not complete
-  auto hours = history(db, {"gpu_temperature", 2u, kHour0, kHour0 + 2 * kHourNs, kHourNs});
+  ASSERT_TRUE(roll_up(db, kQueryHour0 + kHourNs + 30 * kMinuteNs));  // hour 1 not complete
+  auto hours =
+      history(db, {"gpu_temperature", 2u, kQueryHour0, kQueryHour0 + 2 * kHourNs, kHourNs});
   ASSERT_TRUE(hours);
   ASSERT_EQ(hours->points.size(), 2u);
   EXPECT_EQ(hours->points[1].count, 3600);  // 30 min from rollup_1m + 30 min raw
@@ -94,8 +98,8 @@ TEST(StoreQuery, MinuteStepsDoNotDependOnHowFarRollUpsHaveGot) {
   {
     SampleWriter w(db);
     for (int s = 0; s < 7200; ++s) {
-      ASSERT_TRUE(
-          w.append("gpu_temperature", 2u, kHour0 + s * kNsPerSec, (s * 7 % 13) * 0.25 + s / 60));
+      ASSERT_TRUE(w.append("gpu_temperature", 2u, kQueryHour0 + s * kNsPerSec,
+                           (s * 7 % 13) * 0.25 + s / 60));
       if (s % 5 == 4) {
         ASSERT_TRUE(w.flush());
       }
@@ -103,7 +107,7 @@ TEST(StoreQuery, MinuteStepsDoNotDependOnHowFarRollUpsHaveGot) {
     ASSERT_TRUE(w.flush());
   }
   const auto ask = [&](DurationNs step) {
-    auto h = history(db, {"gpu_temperature", 2u, kHour0, kHour0 + 2 * kHourNs, step});
+    auto h = history(db, {"gpu_temperature", 2u, kQueryHour0, kQueryHour0 + 2 * kHourNs, step});
     EXPECT_TRUE(h) << h.error().what();
     return h ? h->points : std::vector<HistoryPoint>{};
   };
@@ -126,12 +130,12 @@ TEST(StoreQuery, MinuteStepsDoNotDependOnHowFarRollUpsHaveGot) {
 
   // Rolled up to minute 73 (hours: to minute 60): minutes 73.. come from raw samples, and the
   // 5-minute step at 70 takes three minute buckets and two minutes of samples.
-  ASSERT_TRUE(roll_up(db, kHour0 + 73 * kMinuteNs + 30 * kNsPerSec));
-  ASSERT_EQ(rolled_up_until(db, "1m").value(), kHour0 + 73 * kMinuteNs);
+  ASSERT_TRUE(roll_up(db, kQueryHour0 + 73 * kMinuteNs + 30 * kNsPerSec));
+  ASSERT_EQ(rolled_up_until(db, "1m").value(), kQueryHour0 + 73 * kMinuteNs);
   expect_same(ask(kMinuteNs), raw_minutes);
   expect_same(ask(5 * kMinuteNs), raw_fives);
 
-  ASSERT_TRUE(roll_up(db, kHour0 + 2 * kHourNs + kMinuteNs));
+  ASSERT_TRUE(roll_up(db, kQueryHour0 + 2 * kHourNs + kMinuteNs));
   expect_same(ask(kMinuteNs), raw_minutes);
   expect_same(ask(5 * kMinuteNs), raw_fives);
 }
@@ -139,10 +143,10 @@ TEST(StoreQuery, MinuteStepsDoNotDependOnHowFarRollUpsHaveGot) {
 TEST(StoreQuery, UnknownMetricIsEmptyAndBadStepIsAnError) {
   testing::TempDir dir;
   Db db = testing::open_test_store(dir);
-  auto none = history(db, {"nope", std::nullopt, 0, kHour0, kNsPerSec});
+  auto none = history(db, {"nope", std::nullopt, 0, kQueryHour0, kNsPerSec});
   ASSERT_TRUE(none);
   EXPECT_TRUE(none->points.empty());
-  EXPECT_FALSE(history(db, {"nope", std::nullopt, 0, kHour0, 0}));
+  EXPECT_FALSE(history(db, {"nope", std::nullopt, 0, kQueryHour0, 0}));
 }
 
 }  // namespace
@@ -159,7 +163,7 @@ TEST(StoreQuery, TailCacheGivesTheSameAnswers) {
   {
     SampleWriter w(db);
     for (int s = 0; s < 900; ++s) {
-      const TimeNs t = kHour0 + s * kNsPerSec;
+      const TimeNs t = kQueryHour0 + s * kNsPerSec;
       ASSERT_TRUE(w.append("gpu_temperature", 2u, t, 40 + s % 7));
       ASSERT_TRUE(w.append("gpu_power_usage", 2u, t, 300 + s % 11));
       ASSERT_TRUE(w.append("gpu_temperature", 3u, t, 50 + s % 5));
@@ -172,7 +176,7 @@ TEST(StoreQuery, TailCacheGivesTheSameAnswers) {
   TailCache tail{.gpu = 2, .loaded = false, .series = {}};
   for (const char* metric : {"gpu_temperature", "gpu_power_usage"}) {
     for (DurationNs step : {kNsPerSec, 10 * kNsPerSec, kMinuteNs}) {
-      const HistoryQuery q{metric, 2u, kHour0, kHour0 + 900 * kNsPerSec, step};
+      const HistoryQuery q{metric, 2u, kQueryHour0, kQueryHour0 + 900 * kNsPerSec, step};
       auto plain = history(db, q);
       auto cached = history(db, q, &tail);
       ASSERT_TRUE(plain && cached);
@@ -187,7 +191,8 @@ TEST(StoreQuery, TailCacheGivesTheSameAnswers) {
   }
   EXPECT_TRUE(tail.loaded);
   for (const auto& [key, points] : tail.series) EXPECT_EQ(key.gpu, 2);
-  const HistoryQuery other{"gpu_temperature", 3u, kHour0, kHour0 + 900 * kNsPerSec, kNsPerSec};
+  const HistoryQuery other{"gpu_temperature", 3u, kQueryHour0, kQueryHour0 + 900 * kNsPerSec,
+                           kNsPerSec};
   auto three = history(db, other, &tail);
   ASSERT_TRUE(three);
   EXPECT_EQ(three->points.size(), 900u);

@@ -18,8 +18,8 @@ namespace {
 using testing::scalar;
 
 // An hour boundary, so minute and hour buckets are easy to name.
-constexpr TimeNs kHour0 = 1'700'002'800LL * kNsPerSec;
-static_assert(kHour0 % kHourNs == 0);
+constexpr TimeNs kRetentionHour0 = 1'700'002'800LL * kNsPerSec;
+static_assert(kRetentionHour0 % kHourNs == 0);
 
 struct Bucket {
   double min, avg, max;
@@ -70,12 +70,12 @@ void write_ramp(Db& db, TimeNs start, int first, int last) {
 TEST(StoreRetention, MinuteBucketIsExact) {
   testing::TempDir dir;
   Db db = testing::open_test_store(dir);
-  write_ramp(db, kHour0, 1, 60);
-  auto stats = roll_up(db, kHour0 + 2 * kMinuteNs);
+  write_ramp(db, kRetentionHour0, 1, 60);
+  auto stats = roll_up(db, kRetentionHour0 + 2 * kMinuteNs);
   ASSERT_TRUE(stats) << stats.error().what();
   EXPECT_EQ(stats->minute_buckets, 2);  // GPU 0 and host
   for (std::int64_t gpu : {std::int64_t{0}, kHostGpu}) {
-    Bucket b = bucket(db, "rollup_1m", gpu, kHour0);
+    Bucket b = bucket(db, "rollup_1m", gpu, kRetentionHour0);
     EXPECT_DOUBLE_EQ(b.min, 1);
     EXPECT_DOUBLE_EQ(b.avg, 30.5);
     EXPECT_DOUBLE_EQ(b.max, 60);
@@ -86,12 +86,12 @@ TEST(StoreRetention, MinuteBucketIsExact) {
 TEST(StoreRetention, CurrentMinuteWaitsAndLaterRunsPickItUp) {
   testing::TempDir dir;
   Db db = testing::open_test_store(dir);
-  write_ramp(db, kHour0, 1, 90);  // 60 s in minute 0, 30 s in minute 1
-  ASSERT_TRUE(roll_up(db, kHour0 + kMinuteNs + 45 * kNsPerSec));
+  write_ramp(db, kRetentionHour0, 1, 90);  // 60 s in minute 0, 30 s in minute 1
+  ASSERT_TRUE(roll_up(db, kRetentionHour0 + kMinuteNs + 45 * kNsPerSec));
   EXPECT_EQ(minute_buckets(db, "WHERE gpu = 0"), 1);
-  ASSERT_TRUE(roll_up(db, kHour0 + 2 * kMinuteNs));
+  ASSERT_TRUE(roll_up(db, kRetentionHour0 + 2 * kMinuteNs));
   EXPECT_EQ(minute_buckets(db, "WHERE gpu = 0"), 2);
-  Bucket b = bucket(db, "rollup_1m", 0, kHour0 + kMinuteNs);
+  Bucket b = bucket(db, "rollup_1m", 0, kRetentionHour0 + kMinuteNs);
   EXPECT_DOUBLE_EQ(b.min, 61);
   EXPECT_DOUBLE_EQ(b.max, 90);
   EXPECT_EQ(b.count, 30);
@@ -100,11 +100,11 @@ TEST(StoreRetention, CurrentMinuteWaitsAndLaterRunsPickItUp) {
 TEST(StoreRetention, HourBucketFromMinutesAndIdempotent) {
   testing::TempDir dir;
   Db db = testing::open_test_store(dir);
-  write_ramp(db, kHour0, 1, 120);
-  const TimeNs now = kHour0 + kHourNs + 5 * kMinuteNs;
+  write_ramp(db, kRetentionHour0, 1, 120);
+  const TimeNs now = kRetentionHour0 + kHourNs + 5 * kMinuteNs;
   ASSERT_TRUE(roll_up(db, now));
   for (int run = 0; run < 2; ++run) {
-    Bucket h = bucket(db, "rollup_1h", kHostGpu, kHour0);
+    Bucket h = bucket(db, "rollup_1h", kHostGpu, kRetentionHour0);
     EXPECT_DOUBLE_EQ(h.min, 1);
     EXPECT_DOUBLE_EQ(h.avg, 60.5);
     EXPECT_DOUBLE_EQ(h.max, 120);
@@ -120,8 +120,8 @@ TEST(StoreRetention, HourBucketFromMinutesAndIdempotent) {
 TEST(StoreRetention, PruneRemovesByAgeOnceRolledUp) {
   testing::TempDir dir;
   Db db = testing::open_test_store(dir);
-  const TimeNs now = kHour0 + 10 * kDayNs;
-  write_ramp(db, kHour0, 1, 60);             // 10 days old
+  const TimeNs now = kRetentionHour0 + 10 * kDayNs;
+  write_ramp(db, kRetentionHour0, 1, 60);    // 10 days old
   write_ramp(db, now - 2 * kHourNs, 1, 60);  // recent
 
   // Nothing rolled up yet: raw rows are the only copy, so nothing goes.

@@ -21,7 +21,7 @@ using testing::scalar;
 using testing::tail_records;
 using testing::TempDir;
 
-constexpr TimeNs kT0 = 1'700'002'800LL * kNsPerSec;
+constexpr TimeNs kTailT0 = 1'700'002'800LL * kNsPerSec;
 
 std::uintmax_t size_or_zero(const std::string& path) {
   std::error_code ec;
@@ -31,8 +31,8 @@ std::uintmax_t size_or_zero(const std::string& path) {
 
 Status flush_seconds(SampleWriter& w, int from, int to) {
   for (int s = from; s < to; ++s) {
-    CARDIAC_TRY(w.append("gpu_temperature", 0u, kT0 + s * kNsPerSec, 50 + s % 7));
-    CARDIAC_TRY(w.append("host_load1", std::nullopt, kT0 + s * kNsPerSec, 0.25 * (s % 5)));
+    CARDIAC_TRY(w.append("gpu_temperature", 0u, kTailT0 + s * kNsPerSec, 50 + s % 7));
+    CARDIAC_TRY(w.append("host_load1", std::nullopt, kTailT0 + s * kNsPerSec, 0.25 * (s % 5)));
   }
   return w.flush();
 }
@@ -84,7 +84,7 @@ TEST(StoreTailLog, TornLastRecordIsCutOffAndTheRestIsSealed) {
 TEST(StoreTailLog, RecordsOfAnotherSegmentOrOutOfOrderEndTheFile) {
   TempDir dir;
   const std::string path = dir.file("cardiac.db");
-  TailRecord r{3, 0, kT0, kT0, 0, "x"};
+  TailRecord r{3, 0, kTailT0, kTailT0, 0, "x"};
   ASSERT_TRUE(append_tail_record(path, r));
   r.seq = 1;
   ASSERT_TRUE(append_tail_record(path, r));
@@ -97,7 +97,7 @@ TEST(StoreTailLog, RecordsOfAnotherSegmentOrOutOfOrderEndTheFile) {
   ASSERT_TRUE(none);
   EXPECT_TRUE(none->empty());
   // A new segment of the same parity starts the file afresh.
-  ASSERT_TRUE(append_tail_record(path, TailRecord{5, 0, kT0, kT0, 0, "y"}));
+  ASSERT_TRUE(append_tail_record(path, TailRecord{5, 0, kTailT0, kTailT0, 0, "y"}));
   got = read_tail_log(path, 3);
   ASSERT_TRUE(got);
   ASSERT_EQ(got->size(), 1u);
@@ -110,7 +110,7 @@ TEST(StoreTailLog, RecordsOfAnotherSegmentOrOutOfOrderEndTheFile) {
 TEST(StoreTailLog, ASegmentInTheOtherParitysFileIsNotRead) {
   TempDir dir;
   const std::string path = dir.file("cardiac.db");
-  ASSERT_TRUE(append_tail_record(path, TailRecord{3, 0, kT0, kT0, 0, "x"}));
+  ASSERT_TRUE(append_tail_record(path, TailRecord{3, 0, kTailT0, kTailT0, 0, "x"}));
   std::filesystem::copy_file(tail_log_path(path, 3), tail_log_path(path, 4));
   auto got = read_tail_log(path, -1);
   ASSERT_TRUE(got);
@@ -133,7 +133,7 @@ TEST(StoreTailLog, TailRowsOfTheTableMigrateAndAreSealedByTheNextWriter) {
     for (int row = 0; row < 2; ++row) {
       std::vector<SeriesPoints> batch{{SeriesKey{1, 0}, {}}};
       for (int s = row * 5; s < row * 5 + 5; ++s) {
-        batch[0].points.push_back({kT0 + s * kNsPerSec, 40.5 + s});
+        batch[0].points.push_back({kTailT0 + s * kNsPerSec, 40.5 + s});
       }
       auto data = encode_tail_row(batch, chain);
       ASSERT_TRUE(data);
@@ -141,7 +141,7 @@ TEST(StoreTailLog, TailRowsOfTheTableMigrateAndAreSealedByTheNextWriter) {
           "INSERT INTO sample_tail(segment, seq, start_ns, end_ns, count, data) "
           "VALUES (4, ?1, ?2, ?3, 5, ?4)");
       ASSERT_TRUE(st);
-      st->bind_all(row, kT0 + row * 5 * kNsPerSec, kT0 + (row * 5 + 4) * kNsPerSec)
+      st->bind_all(row, kTailT0 + row * 5 * kNsPerSec, kTailT0 + (row * 5 + 4) * kNsPerSec)
           .bind_blob(4, *data);
       ASSERT_TRUE(st->run());
     }
@@ -150,12 +150,12 @@ TEST(StoreTailLog, TailRowsOfTheTableMigrateAndAreSealedByTheNextWriter) {
   EXPECT_EQ(schema_version(db).value(), latest_schema_version());
   EXPECT_EQ(scalar(db, "SELECT sealed_segment FROM tail_log"), 4);
   EXPECT_EQ(count_raw_samples(db).value(), 10);
-  auto before = read_series(db, {1, 0}, kT0, kT0 + 3600 * kNsPerSec);
+  auto before = read_series(db, {1, 0}, kTailT0, kTailT0 + 3600 * kNsPerSec);
   ASSERT_TRUE(before);
   ASSERT_EQ(before->size(), 10u);
 
   SampleWriter w(db);
-  ASSERT_TRUE(w.append("gpu_temperature", 0u, kT0 + 10 * kNsPerSec, 50.5));
+  ASSERT_TRUE(w.append("gpu_temperature", 0u, kTailT0 + 10 * kNsPerSec, 50.5));
   ASSERT_TRUE(w.flush());
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), 0);
   EXPECT_EQ(scalar(db, "SELECT sum(count) FROM sample_chunks"), 10);
@@ -163,7 +163,7 @@ TEST(StoreTailLog, TailRowsOfTheTableMigrateAndAreSealedByTheNextWriter) {
   ASSERT_TRUE(records);
   ASSERT_EQ(records->size(), 1u);
   EXPECT_EQ(records->front().segment, 5);
-  auto after = read_series(db, {1, 0}, kT0, kT0 + 3600 * kNsPerSec);
+  auto after = read_series(db, {1, 0}, kTailT0, kTailT0 + 3600 * kNsPerSec);
   ASSERT_TRUE(after);
   ASSERT_EQ(after->size(), 11u);
   for (std::size_t i = 0; i < 10; ++i) {

@@ -16,7 +16,7 @@ namespace {
 using testing::scalar;
 using testing::TempDir;
 
-constexpr TimeNs kT0 = 1'700'000'000LL * kNsPerSec;
+constexpr TimeNs kWriterT0 = 1'700'000'000LL * kNsPerSec;
 constexpr int kPresentFieldsPerGpu = 29;  // fields set by testing::healthy_gpu()
 
 nvml::GpuSnapshot eight_gpus() {
@@ -68,7 +68,7 @@ TEST(StoreWriter, EightGpuSnapshotRoundTrip) {
   TempDir dir;
   Db db = testing::open_test_store(dir);
   SampleWriter w(db);
-  ASSERT_TRUE(w.add(eight_gpus(), host_at(100, 900), kT0));
+  ASSERT_TRUE(w.add(eight_gpus(), host_at(100, 900), kWriterT0));
   EXPECT_EQ(w.pending(), std::size_t{8 * kPresentFieldsPerGpu + 3});  // no CPU % on first add
   ASSERT_TRUE(w.flush());
   EXPECT_EQ(w.pending(), 0u);
@@ -87,7 +87,7 @@ TEST(StoreWriter, EightGpuSnapshotRoundTrip) {
   // Absent fields leave no row, not a zero.
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM metrics WHERE name = 'gpu_fan_speed'"), 0);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM metrics WHERE name = 'gpu_retired_pages_sbe'"), 0);
-  EXPECT_EQ(count_rows(db, [](const auto& r) { return r.time != kT0; }), 0);
+  EXPECT_EQ(count_rows(db, [](const auto& r) { return r.time != kWriterT0; }), 0);
   EXPECT_DOUBLE_EQ(value_of(db, std::string(kHostMemAvailable), std::nullopt), 600);
   EXPECT_DOUBLE_EQ(value_of(db, std::string(kHostSwapUsed), std::nullopt), 60);
   EXPECT_DOUBLE_EQ(value_of(db, std::string(kHostLoad1), std::nullopt), 2.5);
@@ -97,8 +97,8 @@ TEST(StoreWriter, CpuPercentFromSecondHostSnapshot) {
   TempDir dir;
   Db db = testing::open_test_store(dir);
   SampleWriter w(db);
-  ASSERT_TRUE(w.add_host(host_at(100, 900), kT0));
-  ASSERT_TRUE(w.add_host(host_at(175, 925), kT0 + kNsPerSec));  // 75 busy of 100 ticks
+  ASSERT_TRUE(w.add_host(host_at(100, 900), kWriterT0));
+  ASSERT_TRUE(w.add_host(host_at(175, 925), kWriterT0 + kNsPerSec));  // 75 busy of 100 ticks
   ASSERT_TRUE(w.flush());
   EXPECT_DOUBLE_EQ(value_of(db, std::string(kHostCpuBusy), std::nullopt), 75);
   EXPECT_DOUBLE_EQ(value_of(db, std::string(kHostCpuIowait), std::nullopt), 0);
@@ -110,7 +110,7 @@ TEST(StoreWriter, UnavailableSnapshotWritesNoGpuRows) {
   SampleWriter w(db);
   nvml::GpuSnapshot s;
   s.available = false;
-  ASSERT_TRUE(w.add_gpus(s, kT0));
+  ASSERT_TRUE(w.add_gpus(s, kWriterT0));
   EXPECT_EQ(w.pending(), 0u);
 }
 
@@ -118,7 +118,7 @@ TEST(StoreWriter, BatchIsWrittenOnlyOnFlush) {
   TempDir dir;
   Db db = testing::open_test_store(dir);
   SampleWriter w(db, 1000);
-  for (int i = 0; i < 10; ++i) ASSERT_TRUE(w.append("m", 0u, kT0 + i, i));
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(w.append("m", 0u, kWriterT0 + i, i));
   EXPECT_EQ(count_rows(db), 0);
   ASSERT_TRUE(w.flush());
   EXPECT_EQ(count_rows(db), 10);
@@ -130,9 +130,9 @@ TEST(StoreWriter, FullBatchFlushesItself) {
   TempDir dir;
   Db db = testing::open_test_store(dir);
   SampleWriter w(db, 4);
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(w.append("m", 0u, kT0 + i, i));
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(w.append("m", 0u, kWriterT0 + i, i));
   EXPECT_EQ(count_rows(db), 0);
-  ASSERT_TRUE(w.append("m", 0u, kT0 + 3, 3));
+  ASSERT_TRUE(w.append("m", 0u, kWriterT0 + 3, 3));
   EXPECT_EQ(count_rows(db), 4);
   EXPECT_EQ(w.pending(), 0u);
 }
@@ -141,15 +141,15 @@ TEST(StoreWriter, SecondConnectionSeesCommittedRowsOnly) {
   TempDir dir;
   Db db = testing::open_test_store(dir);
   SampleWriter w(db);
-  ASSERT_TRUE(w.add_gpus(eight_gpus(), kT0));
+  ASSERT_TRUE(w.add_gpus(eight_gpus(), kWriterT0));
   ASSERT_TRUE(w.flush());
-  ASSERT_TRUE(w.add_gpus(eight_gpus(), kT0 + kNsPerSec));  // pending, never flushed
+  ASSERT_TRUE(w.add_gpus(eight_gpus(), kWriterT0 + kNsPerSec));  // pending, never flushed
 
   // As if the agent had died here: a new connection (another process) reads the file.
   auto reader = open_store(dir.file("cardiac.db"));
   ASSERT_TRUE(reader) << reader.error().what();
   EXPECT_EQ(count_rows(*reader), 8 * kPresentFieldsPerGpu);
-  EXPECT_EQ(count_rows(*reader, [](const auto& r) { return r.time > kT0; }), 0);
+  EXPECT_EQ(count_rows(*reader, [](const auto& r) { return r.time > kWriterT0; }), 0);
   auto ok = reader->query_text("PRAGMA integrity_check");
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->value_or(""), "ok");
@@ -161,7 +161,7 @@ TEST(StoreWriter, TenThousandRowsInOneFlush) {
   SampleWriter w(db, 20'000);
   double sum = 0;
   for (int i = 0; i < 10'000; ++i) {
-    ASSERT_TRUE(w.append(i % 2 == 0 ? "a" : "b", static_cast<unsigned>(i % 8), kT0 + i, i));
+    ASSERT_TRUE(w.append(i % 2 == 0 ? "a" : "b", static_cast<unsigned>(i % 8), kWriterT0 + i, i));
     sum += i;
   }
   ASSERT_TRUE(w.flush());

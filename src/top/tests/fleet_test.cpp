@@ -11,7 +11,7 @@ namespace {
 
 using fleet::Verdict;
 
-constexpr double kGiB = 1024.0 * 1024 * 1024;
+constexpr double kFleetGiB = 1024.0 * 1024 * 1024;
 
 fleet::FleetView three_nodes() {
   fleet::FleetView v;
@@ -29,8 +29,8 @@ fleet::FleetView three_nodes() {
     g.verdict = Verdict::kOk;
     g.answering = true;
     g.utilization = 0.97;
-    g.memory_used = 40 * kGiB;
-    g.memory_total = 80 * kGiB;
+    g.memory_used = 40 * kFleetGiB;
+    g.memory_total = 80 * kFleetGiB;
     g.temperature = 61;
     g.power = 478;
     ok.gpus.push_back(g);
@@ -72,7 +72,7 @@ FleetScreen screen_with(fleet::FleetView v) {
   return s;
 }
 
-std::vector<std::string> lines(const Frame& f) {
+std::vector<std::string> fleet_lines(const Frame& f) {
   std::vector<std::string> out;
   for (const auto& l : f.lines) out.push_back(l.text());
   return out;
@@ -97,7 +97,7 @@ TEST(FleetScreen, NodeRowsAtEightyColumns) {
   FleetScreen sc = screen_with(three_nodes());
   FleetState st;
   st.selected = 2;  // no selection colours on the rows looked at
-  auto l = lines(render_fleet(sc, st, at(80, 24)));
+  auto l = fleet_lines(render_fleet(sc, st, at(80, 24)));
   ASSERT_EQ(l.size(), 24u);
   EXPECT_EQ(l[0].substr(0, l[0].find_last_not_of(' ') + 1),
             "cardiac top · fleet  FAIL · 3 nodes · 4 GPUs · job cardiac of http://prom:9090");
@@ -117,11 +117,11 @@ TEST(FleetScreen, NodeRowsAtEightyColumns) {
 
 TEST(FleetScreen, WideTerminalShowsTheInstance) {
   FleetScreen sc = screen_with(three_nodes());
-  auto l = lines(render_fleet(sc, FleetState{}, at(120, 24)));
+  auto l = fleet_lines(render_fleet(sc, FleetState{}, at(120, 24)));
   EXPECT_NE(l[2].find("INSTANCE"), std::string::npos);
   EXPECT_NE(l[4].find("10.0.0.2:9847"), std::string::npos);
   // Narrower still: the counts go too, the node, verdict and reason stay.
-  l = lines(render_fleet(sc, FleetState{}, at(50, 24)));
+  l = fleet_lines(render_fleet(sc, FleetState{}, at(50, 24)));
   EXPECT_EQ(l[2].find("XIDS"), std::string::npos);
   EXPECT_NE(l[2].find("VERDICT"), std::string::npos);
   EXPECT_NE(l[2].find("REASON"), std::string::npos);
@@ -149,7 +149,7 @@ TEST(FleetScreen, EnterExpandsANodeIntoItsGpusAndAlerts) {
   FleetState st;
   EXPECT_EQ(handle_fleet_key(st, sc, kKeyDown), Action::kRedraw);
   EXPECT_EQ(handle_fleet_key(st, sc, kKeyEnter), Action::kRedraw);
-  auto l = lines(render_fleet(sc, st, at(80, 24)));
+  auto l = fleet_lines(render_fleet(sc, st, at(80, 24)));
   EXPECT_EQ(l[4].substr(0, 11), "▾ gpu-a02");
   EXPECT_EQ(l[5],
             "    GPU VERDICT UTIL         MEM TEMP POWER XIDS       REASON                   ");
@@ -161,9 +161,9 @@ TEST(FleetScreen, EnterExpandsANodeIntoItsGpusAndAlerts) {
   EXPECT_EQ(l[9].substr(0, 13), "▸ 127.0.0.1");
   // Enter again folds it; `a` opens every node, and the down one says why it has no GPUs.
   handle_fleet_key(st, sc, kKeyEnter);
-  EXPECT_EQ(lines(render_fleet(sc, st, at(80, 24)))[5].substr(0, 13), "▸ 127.0.0.1");
+  EXPECT_EQ(fleet_lines(render_fleet(sc, st, at(80, 24)))[5].substr(0, 13), "▸ 127.0.0.1");
   handle_fleet_key(st, sc, 'a');
-  l = lines(render_fleet(sc, st, at(80, 30)));
+  l = fleet_lines(render_fleet(sc, st, at(80, 30)));
   bool said = false;
   for (const auto& line : l) said = said || line.find("    not scraped: connection refused") == 0;
   EXPECT_TRUE(said);
@@ -179,7 +179,7 @@ TEST(FleetScreen, ReadErrorIsShownNeverAnEmptyList) {
   sc.waiting = false;
   sc.error = "Prometheus at http://127.0.0.1:1: GET /api/v1/targets: connection refused";
   Frame f = render_fleet(sc, FleetState{}, at(100, 10));
-  auto l = lines(f);
+  auto l = fleet_lines(f);
   EXPECT_EQ(l[0].rfind("cardiac top · fleet  UNKNOWN · job cardiac of http://127.0.0.1:1", 0), 0u)
       << l[0];
   EXPECT_EQ(l[1].rfind("Prometheus not read: Prometheus at http://127.0.0.1:1", 0), 0u) << l[1];
@@ -189,7 +189,7 @@ TEST(FleetScreen, ReadErrorIsShownNeverAnEmptyList) {
   // A later failure keeps the last view, marked stale with its age.
   sc = screen_with(three_nodes());
   sc.error = "no answer in time";
-  l = lines(render_fleet(sc, FleetState{}, at(100, 10)));
+  l = fleet_lines(render_fleet(sc, FleetState{}, at(100, 10)));
   EXPECT_NE(l[0].find("fleet  FAIL (stale) · 3 nodes"), std::string::npos) << l[0];
   EXPECT_NE(l[1].find("(the view below is from 2s ago)"), std::string::npos);
   EXPECT_EQ(l[2].rfind("NODE", 0), 0u);
@@ -199,7 +199,7 @@ TEST(FleetScreen, EmptyJobSaysNoNodeWasLookedAt) {
   fleet::FleetView v;
   v.prometheus = "http://prom:9090";
   v.job = "cardiac";
-  auto l = lines(render_fleet(screen_with(v), FleetState{}, at(80, 8)));
+  auto l = fleet_lines(render_fleet(screen_with(v), FleetState{}, at(80, 8)));
   EXPECT_NE(l[3].find("lists no target: no node was looked at"), std::string::npos);
 }
 
@@ -216,7 +216,7 @@ TEST(FleetScreen, SelectionStaysOnScreenAndEverySizeGivesWholeLines) {
   handle_fleet_key(st, sc, kKeyEnd);
   handle_fleet_key(st, sc, kKeyEnter);
   EXPECT_EQ(st.selected, v.nodes.size() - 1);
-  auto l = lines(render_fleet(sc, st, at(80, 12)));
+  auto l = fleet_lines(render_fleet(sc, st, at(80, 12)));
   bool shown = false;
   for (const auto& line : l) shown = shown || line.rfind("▾ ", 0) == 0;
   EXPECT_TRUE(shown);
