@@ -71,7 +71,7 @@ std::vector<std::string> restart_keys(const config::Config& running, const confi
   if (running.store != next.store) out.emplace_back("[store]");
   if (running.serving != next.serving) out.emplace_back("[serving]");
   if (running.security != next.security) out.emplace_back("[security]");  // the security watch
-  if (running.fleet != next.fleet) out.emplace_back("[fleet]");  // read by the dashboard
+  if (running.fleet != next.fleet) out.emplace_back("[fleet]");           // read by the dashboard
   if (without_positions(running.queue) != without_positions(next.queue)) {
     out.emplace_back("[queue]");
   }
