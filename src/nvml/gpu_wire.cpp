@@ -193,8 +193,8 @@ constexpr std::uint64_t kLayout = [] {
 }  // namespace
 
 std::string_view wire_layout_id() {
-  static const std::string id = fmt::format("{:016x}", kLayout);
-  return id;
+  static const std::string kId = fmt::format("{:016x}", kLayout);
+  return kId;
 }
 
 void append_wire(const GpuReading& g, std::string& out) {
