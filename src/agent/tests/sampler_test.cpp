@@ -161,19 +161,25 @@ TEST(PersistStage, AFencedXidIsAnIncidentFromTheXidToTheClear) {
   EXPECT_EQ(i.returned_by, "alice");
 }
 
+// One sample a second later: GPU 0 in health `h`, the fence notices in its inbox; its time.
+TimeNs persist_step(StoreFixture& f, PersistStage& persist, nvml::DeviceHealth h,
+                    std::vector<queue::FenceNotice> fences) {
+  f.clock.advance(kNsPerSec);
+  Collected in;
+  in.now = f.clock.now();
+  in.gpus = one_gpu(h);
+  in.inbox.fences = std::move(fences);
+  f.store->with([&](AgentStore::Access& a) { persist.run(a, in); });
+  return in.now;
+}
+
 // A lost GPU that the queue fences stays in its incident when NVML answers again, until the
 // fence is cleared; auto-unfence's clear is also an event.
 TEST(PersistStage, AFencedHealthFaultEndsWithItsFenceAndAnAutoUnfenceIsAnEvent) {
   StoreFixture f;
   PersistStage persist("/dev/kmsg", 5 * kNsPerSec, f.clock, "node7");
   auto step = [&](nvml::DeviceHealth h, std::vector<queue::FenceNotice> fences) {
-    f.clock.advance(kNsPerSec);
-    Collected in;
-    in.now = f.clock.now();
-    in.gpus = one_gpu(h);
-    in.inbox.fences = std::move(fences);
-    f.store->with([&](AgentStore::Access& a) { persist.run(a, in); });
-    return in.now;
+    return persist_step(f, persist, h, std::move(fences));
   };
   const TimeNs lost = step(nvml::DeviceHealth::kLost, {});
   const TimeNs fenced = f.clock.now();
@@ -206,13 +212,7 @@ TEST(PersistStage, AFenceToldAfterTheCardAnsweredAgainBelongsToTheSameIncident) 
   StoreFixture f;
   PersistStage persist("/dev/kmsg", 5 * kNsPerSec, f.clock, "node7");
   auto step = [&](nvml::DeviceHealth h, std::vector<queue::FenceNotice> fences) {
-    f.clock.advance(kNsPerSec);
-    Collected in;
-    in.now = f.clock.now();
-    in.gpus = one_gpu(h);
-    in.inbox.fences = std::move(fences);
-    f.store->with([&](AgentStore::Access& a) { persist.run(a, in); });
-    return in.now;
+    return persist_step(f, persist, h, std::move(fences));
   };
   const TimeNs lost = step(nvml::DeviceHealth::kLost, {});
   const TimeNs fenced = lost + kNsPerSec / 2;  // the queue's tick, between two samples
