@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/format.h"
 #include "core/log.h"
 #include "doctor/checks/checks.h"
 #include "doctor/finding_ids.h"
@@ -99,9 +100,12 @@ void SecurityWatch::scan(const HostView& host, TimeNs now, TimeNs mono) {
     }
   }
   if (none_seen && !unseen_told_) {
+    std::vector<std::uint32_t> some(
+        gpu_pids.begin(), gpu_pids.begin() + std::min<std::ptrdiff_t>(3, std::ssize(gpu_pids)));
     log::warn(
-        "security watch: /proc shows none of the GPU processes (another PID namespace?), so they "
-        "are not judged; run the agent in the host's PID namespace to judge them");
+        "security watch: none of the {} GPU processes NVML lists (pid {}{}) is in /proc, so they "
+        "are not judged; an agent in another PID namespace (a container) sees only its own",
+        gpu_pids.size(), fmt::join(some, ", "), gpu_pids.size() > some.size() ? ", …" : "");
   }
   unseen_told_ = none_seen;
 
