@@ -335,7 +335,7 @@ void PersistStage::track_incidents(AgentStore::Access& store, const Collected& i
       it->second.by_health = true;
     } else if (g.health == DeviceHealth::kOk && it != open_incidents_.end() &&
                it->second.by_health && !it->second.fenced) {
-      close(store, g.index, in.now, "health ok");
+      close(store, g.index, in.now, std::string(store::kReturnedByHealth));
     }
   }
 }

@@ -140,9 +140,9 @@ Result<std::optional<std::int64_t>> reopen_for_fence(Db& db, unsigned gpu, TimeN
   if (*open) return std::optional<std::int64_t>{};
   auto st = db.prepare(
       "SELECT id FROM incidents WHERE gpu = ? AND ended_ns IS NOT NULL AND ended_ns >= ? "
-      "AND returned_by = 'health ok' ORDER BY ended_ns DESC, id DESC LIMIT 1");
+      "AND returned_by = ? ORDER BY ended_ns DESC, id DESC LIMIT 1");
   if (!st) return fail(st.error());
-  st->bind_all(static_cast<std::int64_t>(gpu), fence_at);
+  st->bind_all(static_cast<std::int64_t>(gpu), fence_at, kReturnedByHealth);
   auto row = st->step();
   if (!row) return fail(row.error());
   if (!*row) return std::optional<std::int64_t>{};

@@ -57,16 +57,19 @@ struct Incident {
   [[nodiscard]] std::string card() const;
 };
 
+// Who ended an incident that ended because the GPU answered normally again (no fence).
+inline constexpr std::string_view kReturnedByHealth = "health ok";
+
 // Opens an incident for `i.gpu` unless one is open; returns true when a new one was opened.
 [[nodiscard]] Result<bool> open_incident(Db& db, const Incident& i);
 // Ends the open incident of `gpu`, if any; returns true when one was ended.
 [[nodiscard]] Result<bool> close_incident(Db& db, unsigned gpu, TimeNs at,
-                                          std::string_view returned_by = "health ok");
+                                          std::string_view returned_by = kReturnedByHealth);
 // Records the queue's fence on the open incident of `gpu` (the first fence only); returns true
 // when one was marked.
 [[nodiscard]] Result<bool> mark_incident_fenced(Db& db, unsigned gpu, TimeNs at);
 // A fence laid while `gpu`'s incident was open, whose notice reached the store only after
-// the card answered again and the incident had ended ("health ok", at or after `fence_at`):
+// the card answered again and the incident had ended (kReturnedByHealth, at or after `fence_at`):
 // that incident is opened again, so that the fence's clear ends it rather than a second
 // incident being opened for the same fault. Returns its id, or nullopt when there is no such
 // incident (or one is open).

@@ -82,6 +82,12 @@ bool is_app_clocks(const baseline::Difference& d) {
   return d.gpu && d.key == fmt::format("gpu.{}.app_clocks", *d.gpu);
 }
 
+// This host's default application clocks of the difference's GPU, or nullptr.
+const baseline::Fact* app_clocks_default(const baseline::Difference& d,
+                                         const baseline::Baseline& here) {
+  return d.gpu ? here.find(fmt::format("gpu.{}.app_clocks_default", *d.gpu)) : nullptr;
+}
+
 // What the numbers of an application-clocks difference say beyond the catalog's risk: which
 // side is slower, and whether this node's clocks were set below the GPU's own default
 // (`nvidia-smi -ac`) rather than the part being another.
@@ -97,7 +103,7 @@ std::string app_clocks_note(const baseline::Difference& d, const baseline::Basel
         " This node's GPU runs faster than the baseline's: the nodes at the baseline's clocks are "
         "the stragglers, unless they were lowered on purpose (to cap power).";
   }
-  const baseline::Fact* def = here.find(fmt::format("gpu.{}.app_clocks_default", *d.gpu));
+  const baseline::Fact* def = app_clocks_default(d, here);
   auto deflt = def != nullptr ? mhz_pair(def->value) : std::nullopt;
   if (deflt && (mine->first < deflt->first || mine->second < deflt->second)) {
     note += fmt::format(
@@ -117,7 +123,7 @@ std::vector<std::string> actions(const baseline::Difference& d, const baseline::
         "Set the baseline's application clocks: `nvidia-smi -i {0} -ac {1},{2}` (memory,graphics "
         "MHz)",
         *d.gpu, want->second, want->first);
-    const baseline::Fact* def = here.find(fmt::format("gpu.{}.app_clocks_default", *d.gpu));
+    const baseline::Fact* def = app_clocks_default(d, here);
     if (def != nullptr && def->value == d.expected) {
       first += fmt::format(
           "; they are this GPU's defaults, so `nvidia-smi -i {} -rac` does the same", *d.gpu);
@@ -178,9 +184,7 @@ void check_drift(const DoctorInput& in, std::vector<Finding>& out) {
     f.evidence.push_back(evidence(
         "reading", fmt::format("{} = {} in {}", d.key, d.expected.value_or("(not present)"), from),
         std::nullopt, file));
-    if (const baseline::Fact* def =
-            is_app_clocks(d) ? here.find(fmt::format("gpu.{}.app_clocks_default", *d.gpu))
-                             : nullptr;
+    if (const baseline::Fact* def = is_app_clocks(d) ? app_clocks_default(d, here) : nullptr;
         def != nullptr && def->value) {
       f.evidence.push_back(evidence("reading", fmt::format("{} = {} here", def->key, *def->value),
                                     in.now, def->source));
