@@ -335,7 +335,6 @@ export ASAN_OPTIONS=$asan_options
 # Options from the caller's environment come first (e.g. suppressions=FILE for triage in a tree
 # built with -fsanitize-recover=undefined); these win over them.
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}print_stacktrace=1:halt_on_error=1"
-export TMPDIR=$work/tmp  # fuzz_scenario writes its input file there
 
 keep_going=()
 if [ "${CARDIAC_FUZZ_KEEP_GOING:-0}" = 1 ]; then
@@ -356,32 +355,37 @@ replay_found() {
   local t=$1 f status=0
   for f in fuzz/crashes-found/"$t"-*; do
     [ -f "$f" ] || continue
-    if ! "$build/fuzz/fuzz_$t" "$f" >"$work/replay.log" 2>&1; then
+    if ! "$build/fuzz/fuzz_$t" "$f" >"$work/$t.replay.log" 2>&1; then
       status=1
-      cp "$work/replay.log" "$crashes/$t-replay-$(basename "$f").log"
+      cp "$work/$t.replay.log" "$crashes/$t-replay-$(basename "$f").log"
       printf 'fuzz: %-14s replay %s: FAIL (%s)\n' "$t" "$f" \
-        "$(findings_in "$work/replay.log" | head -1)"
+        "$(findings_in "$work/$t.replay.log" | head -1)"
     fi
   done
   return $status
 }
 
-failed=0
-echo "fuzz: ${#targets[@]} targets, ${seconds} s each"
-for t in "${targets[@]}"; do
-  corpus=$work/corpus/$t
-  mkdir -p "$corpus"
+# One target: replays, then fuzzes. Its lines go to $work/$t.out (printed in the targets' order
+# once all are done); exits 1 on any finding. Runs in a subshell of its own, so targets can run
+# side by side: each has its own temporary directory, logs and start mark.
+fuzz_one() {
+  local t=$1 failed=0
+  local corpus=$work/corpus/$t
+  mkdir -p "$corpus" "$work/tmp/$t"
+  export TMPDIR=$work/tmp/$t  # fuzz_scenario writes its input file there
   if [ -d "fuzz/corpus/$t" ]; then cp -r "fuzz/corpus/$t/." "$corpus/"; fi
   if declare -F "seed_$t" >/dev/null; then "seed_$t" "$corpus"; fi
+  local seeds
   seeds=$(find "$corpus" -type f | wc -l)
   replay_found "$t" || failed=1
-  log=$work/$t.log
+  local log=$work/$t.log
   rm -f "$crashes/$t.log"
-  touch "$work/start"
-  rc=0
+  touch "$work/$t.start"
+  local rc=0
   "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
     -print_final_stats=1 -artifact_prefix="$crashes/$t-" "${keep_going[@]}" "$corpus" \
     >"$log" 2>&1 || rc=$?
+  local execs cov findings finding distinct result
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   if [ -z "$execs" ]; then execs=$(sed -n 's/^#\([0-9][0-9]*\).*/\1/p' "$log" | tail -1); fi
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
@@ -395,7 +399,8 @@ for t in "${targets[@]}"; do
   else
     failed=1
     cp "$log" "$crashes/$t.log"
-    mapfile -t inputs < <(find "$crashes" -name "$t-*" -newer "$work/start" | sort)
+    local inputs artifact
+    mapfile -t inputs < <(find "$crashes" -name "$t-*" -newer "$work/$t.start" | sort)
     artifact="${inputs[*]:0:3}"
     if [ ${#inputs[@]} -gt 3 ]; then artifact+=" (${#inputs[@]} in all)"; fi
     if [ "$distinct" -gt 1 ]; then finding+="; $((distinct - 1)) other kinds in the log"; fi
@@ -403,6 +408,32 @@ for t in "${targets[@]}"; do
   fi
   printf 'fuzz: %-14s %10s execs in %ss, %4s seeds, cov %5s: %s\n' \
     "$t" "${execs:-?}" "$seconds" "$seeds" "${cov:-?}" "$result"
+  return $failed
+}
+
+# Targets run side by side, one per core (CARDIAC_FUZZ_JOBS), each for its full time: on two
+# cores the whole run takes half as long, and each target still gets SECONDS of one core.
+jobs=${CARDIAC_FUZZ_JOBS:-$(nproc)}
+if ! [[ "$jobs" =~ ^[0-9]+$ ]] || [ "$jobs" -lt 1 ]; then jobs=1; fi
+failed=0
+echo "fuzz: ${#targets[@]} targets, ${seconds} s each, ${jobs} at a time"
+running=0
+for t in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  (
+    rc=0
+    fuzz_one "$t" >"$work/$t.out" 2>&1 || rc=$?
+    echo "$rc" >"$work/$t.rc"
+  ) &
+  running=$((running + 1))
+done
+wait
+for t in "${targets[@]}"; do
+  cat "$work/$t.out"
+  if [ "$(cat "$work/$t.rc" 2>/dev/null || echo 1)" != 0 ]; then failed=1; fi
 done
 
 if [ "$failed" -ne 0 ]; then
