@@ -3,8 +3,8 @@
 # What `cardiac agent` costs the node (8 fake GPUs, 1 s sampling), side by side with Debian's
 # prometheus-node-exporter, both started on free loopback ports and run at the same time.
 #
-# Every cost is the whole process tree: the agent and every descendant (its GPU worker, its
-# NVML events worker, anything else it runs), found through /proc/PID/task/*/children
+# Every cost is the whole process tree: the agent and every descendant (its NVML worker, which
+# also waits on NVML's events, anything else it runs), found through /proc/PID/task/*/children
 # (or, on kernels without that file, the parent pids in every /proc/PID/stat).
 #   - CPU: utime+stime from /proc/PID/stat before and after a phase, over every process of the
 #     tree; children reaped during the phase count through the agent's cutime+cstime;
@@ -112,7 +112,7 @@ def field(path, key):
 def role(pid, root):
     if pid == root: return "main"
     cmd = read(f"/proc/{pid}/cmdline").split("\0")
-    if "__nvml-worker" in cmd: return "events worker" if "--events" in cmd else "GPU worker"
+    if "__nvml-worker" in cmd: return "NVML worker"
     return os.path.basename(cmd[0]) if cmd and cmd[0] else "?"
 
 def snapshot(root):

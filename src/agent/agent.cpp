@@ -237,6 +237,7 @@ std::unique_ptr<Sampler> make_sampler(Agent::Parts& p, std::unique_ptr<rules::Ru
     copts.timeout = c.nvml.timeout;
     copts.retry_min = c.nvml.retry;
     copts.env = p.options.worker_env;
+    copts.events = p.options.nvml_events;
     gpus = worker_gpu_source(std::move(copts), p.clock);
   }
   CollectStage collect(std::move(gpus), p.fs, p.host, p.inbox, p.kmsg, p.clock);
@@ -352,13 +353,6 @@ Status Agent::start() {
   }
   if (p.kernel_log) {
     p.threads.emplace_back([&p] { p.kernel_log->run(p.inbox, p.kmsg, p.stopper); });
-  }
-  if (p.options.nvml_events) {
-    p.threads.emplace_back([&p] {
-      const auto& cfg = p.options.config;
-      run_nvml_events(p.options.executable, cfg.nvml.library, p.options.worker_env, p.inbox,
-                      p.clock, p.stopper);
-    });
   }
   if (!c.serving.engines.empty()) {
     p.threads.emplace_back(

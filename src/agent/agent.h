@@ -30,7 +30,7 @@ struct AgentOptions {
   // Seams for in-process tests; production leaves them as they are.
   std::shared_ptr<const FileSystem> fs;                    // default: RootFs over [host] root
   std::function<std::unique_ptr<GpuSource>()> gpu_source;  // default: the NVML worker
-  bool nvml_events = true;          // follow NVML's event stream (its own worker process)
+  bool nvml_events = true;          // follow NVML's event stream (a thread of the NVML worker)
   bool background_sampling = true;  // false: no sampler or host thread; call sample_now()
 };
 

@@ -166,22 +166,6 @@ void KernelLogFollower::run(Inbox& inbox, KmsgStatus& status, Stopper& stop) {
   }
 }
 
-void run_nvml_events(std::string executable, std::string nvml_lib,
-                     std::vector<std::pair<std::string, std::string>> env, Inbox& inbox,
-                     const Clock& clock, Stopper& stop) {
-  telemetry::GpuEventStream stream(std::move(executable), std::move(nvml_lib), std::move(env),
-                                   clock);
-  while (!stop.stopping()) {
-    // A live worker is read in 500 ms waits (how long a stop may wait for this thread); a
-    // down one is not asked again before its restart is due.
-    if (auto e = stream.next(500 * kNsPerMs)) {
-      inbox.add_nvml(std::move(*e));
-    } else if (!stream.running() && !stop.sleep_for(stream.until_restart())) {
-      return;
-    }
-  }
-}
-
 // How often the maintenance thread wakes to roll raw samples up. Each run rolls up to
 // store::rollup_horizon(): minutes for whole hours, 2 minutes after they end, so a run writes
 // each series' minute block of the hour once, all of them appended together; hours for whole

@@ -55,11 +55,6 @@ class KernelLogFollower {
   bool open_ = false;
 };
 
-// Xids and other events NVML reports (its own worker process), handed to `inbox`.
-void run_nvml_events(std::string executable, std::string nvml_lib,
-                     std::vector<std::pair<std::string, std::string>> env, Inbox& inbox,
-                     const Clock& clock, Stopper& stop);
-
 // Roll-ups and retention on its own connection, every minute.
 void run_maintenance(const config::Config& c, const Clock& clock, Stopper& stop);
 

@@ -26,6 +26,7 @@ class WorkerGpuSource final : public GpuSource {
   [[nodiscard]] std::uint64_t worker_restarts() const override {
     return collector_.stats().worker_restarts;
   }
+  std::vector<telemetry::GpuEvent> take_events() override { return collector_.take_events(); }
 
  private:
   telemetry::GpuCollector collector_;
@@ -119,6 +120,7 @@ Collected CollectStage::run() {
   Collected c;
   c.started = clock_.monotonic();
   c.gpus = gpus_->sample();
+  for (auto& e : gpus_->take_events()) inbox_.add_nvml(std::move(e));
   health::name_gpu_processes(*fs_, c.gpus);
   note_nvml_change(c.gpus, nvml_was_available_);
   c.now = clock_.now();

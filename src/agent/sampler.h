@@ -45,6 +45,8 @@ class GpuSource {
   virtual ~GpuSource() = default;
   virtual nvml::GpuSnapshot sample() = 0;
   [[nodiscard]] virtual std::uint64_t worker_restarts() const = 0;
+  // NVML events (Xid, ECC) that came with the samples so far; none from sources without them.
+  virtual std::vector<telemetry::GpuEvent> take_events() { return {}; }
 };
 
 // The production source: telemetry::GpuCollector and its worker process.

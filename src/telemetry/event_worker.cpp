@@ -1,15 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The NVML event worker: waits on the driver's event set and writes one line per event. The
-// agent's end, GpuEventStream, is in event_stream.cpp.
+// The NVML event loop of the worker's event thread (event_worker.h).
 #include "telemetry/event_worker.h"
 
-#include <signal.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <array>
-#include <cstdio>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -18,16 +13,9 @@
 
 #include "nvml/library.h"
 #include "nvml/pci.h"
-#include "telemetry/gpu_worker.h"
 
 namespace cardiac::telemetry {
 namespace {
-
-void emit(const nlohmann::json& j) {
-  std::string line = j.dump() + "\n";
-  std::fwrite(line.data(), 1, line.size(), stdout);
-  std::fflush(stdout);
-}
 
 constexpr std::array<std::pair<GpuEventKind, std::string_view>, 4> kKindNames{{
     {GpuEventKind::kXid, "xid"},
@@ -63,27 +51,23 @@ GpuEventKind parse_gpu_event_kind(std::string_view name) {
   return GpuEventKind::kOther;
 }
 
-int run_event_worker(const WorkerOptions& options, const Clock& clock) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() == 1) return 1;
-  signal(SIGPIPE, SIG_IGN);
-  auto lib = nvml::Library::open(options.nvml_lib);
-  if (!lib) {
-    emit({{"type", "hello"}, {"ok", false}, {"message", lib.error().what()}});
-    return 0;
-  }
-  const nvml::Api& api = (*lib)->api();
-  if (api.init() != nvml::kSuccess || !api.event_set_create || !api.event_set_wait ||
-      !api.register_events) {
-    emit({{"type", "hello"}, {"ok", false}, {"message", "NVML events are not available"}});
-    return 0;
+void run_event_loop(const nvml::Api& api, const std::function<void(const std::string&)>& out,
+                    const Clock& clock) {
+  auto emit = [&out](const nlohmann::json& j) { out(j.dump() + "\n"); };
+  if (!api.event_set_create || !api.event_set_wait || !api.register_events) {
+    emit({{"type", "events"},
+          {"ok", false},
+          {"message", "this NVML has no event functions (nvmlEventSetWait)"}});
+    return;
   }
   unsigned count = 0;
   api.device_count(&count);
   nvmlEventSet_t set = nullptr;
-  if (api.event_set_create(&set) != nvml::kSuccess) {
-    emit({{"type", "hello"}, {"ok", false}, {"message", "nvmlEventSetCreate failed"}});
-    return 0;
+  if (nvmlReturn_t rc = api.event_set_create(&set); rc != nvml::kSuccess) {
+    emit({{"type", "events"},
+          {"ok", false},
+          {"message", "nvmlEventSetCreate failed (" + std::to_string(rc) + ")"}});
+    return;
   }
   struct Device {
     nvmlDevice_t handle = nullptr;
@@ -103,7 +87,7 @@ int run_event_worker(const WorkerOptions& options, const Clock& clock) {
     // Registering a type the device does not support fails the whole call.
     if (supported & wanted) api.register_events(devices[i].handle, supported & wanted, set);
   }
-  emit({{"type", "hello"}, {"ok", true}, {"devices", count}});
+  emit({{"type", "events"}, {"ok", true}, {"devices", count}});
   bool lost = false;
   while (true) {
     nvmlEventData_t data{};
@@ -132,6 +116,23 @@ int run_event_worker(const WorkerOptions& options, const Clock& clock) {
     if (data.eventType & nvml::kEventXidCritical) j["xid"] = data.eventData;
     emit(j);
   }
+}
+
+std::optional<GpuEvent> gpu_event_from_json(const nlohmann::json& j) {
+  if (!j.is_object() || j.value("type", nlohmann::json()) != "event") return std::nullopt;
+  // The worker is our own program, but a line is still checked field by field: a value of
+  // another type is left at its default rather than thrown on in the sampler's thread.
+  auto field = [&j](const char* key) {
+    auto it = j.find(key);
+    return it == j.end() ? nlohmann::json() : *it;
+  };
+  GpuEvent e;
+  if (auto v = field("gpu"); v.is_number_unsigned()) e.gpu = v.get<unsigned>();
+  if (auto v = field("pci_bus_id"); v.is_string()) e.pci_bus_id = v.get<std::string>();
+  if (auto v = field("event"); v.is_string()) e.kind = parse_gpu_event_kind(v.get<std::string>());
+  if (auto v = field("xid"); v.is_number_integer()) e.xid = v.get<int>();
+  if (auto v = field("time_ns"); v.is_number_integer()) e.time_ns = v.get<TimeNs>();
+  return e;
 }
 
 }  // namespace cardiac::telemetry

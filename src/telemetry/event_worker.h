@@ -1,24 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
-// NVML's event stream (Xid, ECC) in its own isolated worker, so that a wait inside the driver
-// can never delay sampling: `cardiac __nvml-worker --events 1` writes one JSON line per event.
-//   {"type":"hello","ok":true,"devices":N} | {"type":"hello","ok":false,"message":"…"}
+// NVML's event stream (Xid, ECC), waited on by a thread of the NVML worker (gpu_worker.h) that
+// the agent starts with `--events 1`. Its lines go to the worker's standard output between the
+// readings, and the parent (GpuCollector) keeps them for its owner:
+//   {"type":"events","ok":true,"devices":N} | {"type":"events","ok":false,"message":"…"}
 //   {"type":"event","gpu":3,"pci_bus_id":"0000:5d:00.0","event":"xid","xid":79,"time_ns":…}
 //   {"type":"lost"}   (a registered GPU fell off: once, until a wait answers otherwise)
+// A wait inside the driver blocks only that thread: NVML may be called from several threads at
+// once, and the sampling thread goes on. One process rather than two halves what the workers
+// hold (each maps its own libc, libstdc++ and NVML: about 5 MiB RSS).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/clock.h"
-#include "platform/subprocess.h"
+
+namespace cardiac::nvml {
+struct Api;
+}
 
 namespace cardiac::telemetry {
-
-struct WorkerOptions;
-
-// Worker side: runs until the parent goes away.
-int run_event_worker(const WorkerOptions& options, const Clock& clock);
 
 // What NVML's event set reported. Named ("xid", "dbe", "sbe", "other") only on the worker's
 // line protocol.
@@ -34,29 +39,13 @@ struct GpuEvent {
   TimeNs time_ns = 0;
 };
 
-// Parent side: one event worker; restarted with backoff when it dies. Not thread-safe.
-class GpuEventStream {
- public:
-  GpuEventStream(std::string executable, std::string nvml_lib,
-                 std::vector<std::pair<std::string, std::string>> env, const Clock& clock);
-  // Waits up to `wait` for the next event; nullopt when none came (or the worker is down).
-  std::optional<GpuEvent> next(DurationNs wait);
-  // Whether a worker is up. While it is not, next() answers at once: a caller waits
-  // until_restart() instead of asking again.
-  [[nodiscard]] bool running() const { return ready_; }
-  // How long until next() tries to start a worker again (at least 1 ms).
-  [[nodiscard]] DurationNs until_restart() const;
+// Worker side: registers every GPU of an initialised NVML for Xid and ECC events and writes one
+// line per event through `out` (which must be safe to call beside the sampling thread's writes).
+// Returns only when events cannot be had (after saying so in an "events" line).
+void run_event_loop(const nvml::Api& api, const std::function<void(const std::string&)>& out,
+                    const Clock& clock);
 
- private:
-  bool ensure_running();
-  std::string executable_;
-  std::string nvml_lib_;
-  std::vector<std::pair<std::string, std::string>> env_;
-  const Clock& clock_;
-  Child worker_;
-  bool ready_ = false;
-  TimeNs retry_at_ = 0;
-  DurationNs backoff_ = 0;
-};
+// Parent side: the event in a worker's {"type":"event",…} line; nullopt for any other line.
+std::optional<GpuEvent> gpu_event_from_json(const nlohmann::json& j);
 
 }  // namespace cardiac::telemetry

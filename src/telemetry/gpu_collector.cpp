@@ -84,6 +84,10 @@ Result<void> GpuCollector::ensure_worker(nvml::GpuSnapshot& snap) {
     spawn.argv.push_back("--nvml-lib");
     spawn.argv.push_back(options_.nvml_lib);
   }
+  if (options_.events) {
+    spawn.argv.push_back("--events");
+    spawn.argv.push_back("1");
+  }
   int passed_fd = -1;
   if (progress_) {
     // Hand the page over on a fixed number; dup first so that dup2 never sees from == to.
@@ -154,6 +158,22 @@ Result<void> GpuCollector::ensure_worker(nvml::GpuSnapshot& snap) {
   return {};
 }
 
+void GpuCollector::note_events(const nlohmann::json& msg) {
+  auto ok = msg.value("ok", nlohmann::json());
+  auto message = msg.value("message", nlohmann::json());
+  std::string note = ok == true ? ""
+                     : message.is_string() && !message.get<std::string>().empty()
+                         ? message.get<std::string>()
+                         : "unavailable";
+  if (note == events_note_) return;
+  if (note.empty()) {
+    log::info("following NVML's events");
+  } else {
+    log::info("NVML events unavailable: {}", note);
+  }
+  events_note_ = std::move(note);
+}
+
 void GpuCollector::mark_wedged(unsigned device, const std::string& detail) {
   Wedged& w = wedged_[device];
   w.backoff = next_backoff(w.backoff, options_.retry_min, options_.retry_max);
@@ -202,7 +222,15 @@ bool GpuCollector::collect(const std::vector<unsigned>& only, nvml::GpuSnapshot&
     std::string_view text = *line;
     if (!text.starts_with(kGpuLinePrefix)) {
       auto msg = nlohmann::json::parse(text, nullptr, false);
-      if (msg.is_object() && msg.value("type", "") == "end") return true;
+      // Checked by type: a worker's line must never throw in the sampler.
+      auto t = msg.is_object() ? msg.value("type", nlohmann::json()) : nlohmann::json();
+      const std::string type = t.is_string() ? t.get<std::string>() : "";
+      if (type == "end") return true;
+      if (auto event = gpu_event_from_json(msg)) {
+        events_.push_back(std::move(*event));
+      } else if (type == "events") {
+        note_events(msg);
+      }
       continue;
     }
     text.remove_prefix(kGpuLinePrefix.size());

@@ -10,9 +10,12 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/clock.h"
 #include "nvml/gpu.h"
 #include "platform/subprocess.h"
+#include "telemetry/event_worker.h"
 #include "telemetry/worker_progress.h"
 
 namespace cardiac::telemetry {
@@ -24,6 +27,9 @@ struct GpuCollectorOptions {
   DurationNs retry_min = 30 * kNsPerSec;   // first re-probe of a wedged device / worker
   DurationNs retry_max = 600 * kNsPerSec;  // backoff ceiling
   std::vector<std::pair<std::string, std::string>> env{};  // extra environment for the worker
+  // Also follow NVML's event stream (Xid, ECC) in a thread of the same worker
+  // (event_worker.h); its events are read with the samples and kept for take_events().
+  bool events = false;
 };
 
 struct GpuCollectorStats {
@@ -45,6 +51,11 @@ class GpuCollector {
 
   [[nodiscard]] const GpuCollectorStats& stats() const { return stats_; }
 
+  // The NVML events read so far (with `events`), oldest first; the worker writes them as they
+  // happen and they are read with the next sample. Events of a worker that had to be killed
+  // after its last sample are lost with it (the kernel log still tells the Xids).
+  std::vector<GpuEvent> take_events() { return std::exchange(events_, {}); }
+
  private:
   struct Wedged {
     TimeNs retry_at = 0;
@@ -57,6 +68,7 @@ class GpuCollector {
   // to be abandoned (timeout or exit).
   bool collect(const std::vector<unsigned>& only, nvml::GpuSnapshot& snap);
   void mark_wedged(unsigned device, const std::string& detail);
+  void note_events(const nlohmann::json& msg);
 
   GpuCollectorOptions options_;
   const Clock& clock_;
@@ -71,6 +83,8 @@ class GpuCollector {
   TimeNs worker_retry_at_ = 0;
   DurationNs worker_backoff_ = 0;
   GpuCollectorStats stats_;
+  std::vector<GpuEvent> events_;
+  std::string events_note_;  // the last "events" line's message, said once in the log
 };
 
 }  // namespace cardiac::telemetry

@@ -10,9 +10,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -28,12 +30,17 @@
 namespace cardiac::telemetry {
 namespace {
 
-void emit(const nlohmann::json& j) {
-  std::string line = j.dump();
-  line += '\n';
+// The sampling thread and the event thread both write whole lines to stdout: one at a time,
+// each flushed at once, so that the parent never sees two interleaved.
+std::mutex out_mutex;
+
+void write_line(const std::string& line) {
+  std::lock_guard lock(out_mutex);
   std::fwrite(line.data(), 1, line.size(), stdout);
   std::fflush(stdout);
 }
+
+void emit(const nlohmann::json& j) { write_line(j.dump() + "\n"); }
 
 // "library_not_found" means no driver is installed, which is a normal state for a machine
 // without GPUs; a library the user named that cannot be loaded is a configuration problem.
@@ -56,9 +63,7 @@ int worker_main(int argc, char** argv) {
     if (flag == "--events") options.events = std::string_view(argv[i + 1]) == "1";
   }
   // The worker process's own clock: it stamps readings and events.
-  const Clock& clock = SystemClock::instance();
-  if (options.events) return run_event_worker(options, clock);
-  return run_gpu_worker(options, clock);
+  return run_gpu_worker(options, SystemClock::instance());
 }
 
 std::string worker_executable(const std::string& main_executable) {
@@ -112,6 +117,11 @@ int run_gpu_worker(const WorkerOptions& options, const Clock& clock) {
         {"ok", true},
         {"wire", nvml::wire_layout_id()},
         {"system", nvml::to_json(*system)}});
+  if (options.events) {
+    // Never joined: it blocks in the driver's wait, and the process ends with the parent.
+    std::thread([api = &(*lib)->api(), &clock] { run_event_loop(*api, write_line, clock); })
+        .detach();
+  }
 
   std::string line;
   std::string out;
@@ -136,11 +146,16 @@ int run_gpu_worker(const WorkerOptions& options, const Clock& clock) {
       out.assign(kGpuLinePrefix);
       nvml::append_wire(reader.read_device(i), out);
       out += '\n';
-      std::fwrite(out.data(), 1, out.size(), stdout);
-      std::fflush(stdout);
+      write_line(out);
     }
     if (progress) progress->publish(-1, "");
     emit({{"type", "end"}});
+  }
+  if (options.events) {
+    // The event thread may be inside the driver's wait: end the process without unloading
+    // NVML or running destructors under it.
+    std::fflush(stdout);
+    std::_Exit(0);
   }
   return 0;
 }

@@ -10,6 +10,8 @@
 //   worker → parent:        "gpu " and the reading's compact line (nvml/gpu_wire.h) per device,
 //                           then {"type":"end"}
 //   parent → worker:        {"cmd":"quit"}  (or closes stdin)
+//   worker → parent, with --events 1, at any time between those lines: the event thread's
+//                           lines (event_worker.h)
 #pragma once
 
 #include <string>
@@ -27,19 +29,19 @@ inline constexpr std::string_view kGpuLinePrefix = "gpu ";
 struct WorkerOptions {
   std::string nvml_lib;  // empty: the default search order
   int progress_fd = -1;  // inherited memfd, or -1
-  bool events = false;   // run the event stream (event_worker.h) instead of sampling
+  bool events = false;   // also wait for NVML's events in a thread (event_worker.h)
 };
 
 // Runs the worker loop on stdin/stdout until the parent quits; returns the exit code.
 int run_gpu_worker(const WorkerOptions& options, const Clock& clock);
 
 // The whole worker process from its command line (`… __nvml-worker [--events 1] [--nvml-lib P]
-// [--progress-fd N]`): the GPU worker or, with --events 1, the event worker (event_worker.h).
+// [--progress-fd N]`).
 int worker_main(int argc, char** argv);
 
 // The worker's own executable, installed beside cardiac (or in ../libexec/cardiac/): a small
-// program that links NVML's loader and nothing of the agent (no SQLite, HTTP, TLS), so each of
-// the agent's two workers holds a few MiB instead of a copy of everything cardiac maps.
+// program that links NVML's loader and nothing of the agent (no SQLite, HTTP, TLS), so the
+// agent's worker holds a few MiB instead of a copy of everything cardiac maps.
 inline constexpr const char* kWorkerExecutable = "cardiac-nvml-worker";
 
 // What to start a worker with, given the cardiac executable that asks: the worker executable

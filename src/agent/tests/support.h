@@ -76,7 +76,7 @@ class ScriptedGpus final : public GpuSource {
   std::shared_ptr<GpuScript> script_;
 };
 
-// An agent on loopback (an ephemeral port), no kernel log, no queue, no NVML event worker,
+// An agent on loopback (an ephemeral port), no kernel log, no queue, no NVML event thread,
 // no background sampling: every sample is a sample_now() call.
 inline AgentOptions in_process_options(const TempDir& dir,
                                        const std::shared_ptr<GpuScript>& script) {
