@@ -40,7 +40,9 @@ void write_line(const std::string& line) {
   std::fflush(stdout);
 }
 
-void emit(const nlohmann::json& j) { write_line(j.dump() + "\n"); }
+void emit(const nlohmann::json& j) {
+  write_line(j.dump() + "\n");
+}
 
 // "library_not_found" means no driver is installed, which is a normal state for a machine
 // without GPUs; a library the user named that cannot be loaded is a configuration problem.
@@ -119,8 +121,9 @@ int run_gpu_worker(const WorkerOptions& options, const Clock& clock) {
         {"system", nvml::to_json(*system)}});
   if (options.events) {
     // Never joined: it blocks in the driver's wait, and the process ends with the parent.
-    std::thread([api = &(*lib)->api(), &clock] { run_event_loop(*api, write_line, clock); })
-        .detach();
+    std::thread([api = &(*lib)->api(), &clock] {
+      run_event_loop(*api, write_line, clock);
+    }).detach();
   }
 
   std::string line;
