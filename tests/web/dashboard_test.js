@@ -107,10 +107,17 @@ async function main() {
     page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
     page.on('pageerror', (e) => consoleErrors.push('page error: ' + e.message));
     page.on('requestfailed', (r) => consoleErrors.push('request failed: ' + r.url()));
+    // index.html preloads the overview; app.js must take that answer, not ask again.
+    const overviewAsks = [];
+    page.on('request', (r) => { if (r.url().includes('/api/v1/dashboard/overview')) overviewAsks.push(Date.now()); });
 
     // Overview: 8 cards, GPU 5 lost (FAIL), the other seven OK.
+    const loadStart = Date.now();
     await page.goto(base + '/');
     await eventually('8 GPU cards', async () => (await page.locator('#gpus .card').count()) === 8);
+    // Asks within the first refresh period (app.js refreshes every 5 s): only the preload's.
+    const firstAsks = overviewAsks.filter((t) => t - loadStart < 4000).length;
+    check(firstAsks === 1, 'the overview should be asked for once on load (the preload taken), got ' + firstAsks);
     const cards = await page.$$eval('#gpus .card', (els) => els.map((e) => ({
       gpu: e.dataset.gpu, verdict: e.dataset.verdict, health: e.dataset.health,
       cls: e.className, text: e.textContent })));
