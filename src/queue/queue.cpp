@@ -192,10 +192,12 @@ void Queue::stop() {
 
 void Queue::Impl::run_loop() {
   const int tick_ms = static_cast<int>(shared.options.tick / kNsPerMs);
+  bool woken = true;  // the first pass is always made
   while (!stopping) {
-    loop.tick();
+    loop.tick(woken);
     pollfd fds[2] = {{wake_pipe[0], POLLIN, 0}, {inotify_fd, POLLIN, 0}};
     int n = poll(fds, inotify_fd >= 0 ? 2 : 1, tick_ms);
+    woken = n > 0;
     if (n > 0) {
       char buf[4096];
       while (::read(wake_pipe[0], buf, sizeof(buf)) > 0) {

@@ -29,16 +29,20 @@ std::string join(const std::vector<T>& v) {
 
 }  // namespace
 
-void SchedulingLoop::tick() {
+void SchedulingLoop::tick(bool woken) {
   MachineView view = q_.machine();
   std::lock_guard lock(q_.mu);
   if (!q_.db) return;
+  if (!woken && idle_ && view.report == last_report_) return;
+  last_report_ = view.report;
+  idle_ = false;
   reap_runners();
   auto running = jobs_in_states(*q_.db, {JobState::kRunning});
   if (!running) {
     log::error("queue: reading running jobs: {}", running.error().what());
     return;
   }
+  none_running_ = running->empty();
   monitor(*running);
   ClusterView v = cluster_now(view, *running);
   q_.fenced = v.fenced;
@@ -257,6 +261,7 @@ void SchedulingLoop::schedule(const ClusterView& v, const MachineView& view) {
     log::error("queue: reading pending jobs: {}", queued.error().what());
     return;
   }
+  idle_ = none_running_ && queued->empty();
   TimeNs now = q_.clock.now();
   std::map<JobId, Job> by_id;
   std::map<JobId, DepState> deps;

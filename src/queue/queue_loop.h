@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -24,8 +25,11 @@ class SchedulingLoop {
   explicit SchedulingLoop(QueueShared& q)
       : q_(q), order_(q.options.settings.priority_calc_period) {}
 
-  // One pass; takes the shared lock.
-  void tick();
+  // One pass; takes the shared lock. A pass that nothing asked for (`woken` false: only the
+  // loop's timer) is skipped while no job is running, pending or held and the agent has
+  // published no sample since the last pass: it would find what the last one found, and an
+  // idle agent paid most of its CPU for such passes. A new sample always makes a full pass.
+  void tick(bool woken = true);
   // Finds the runners of the jobs that were running when the agent stopped; with the lock
   // held, at start.
   void adopt();
@@ -53,6 +57,11 @@ class SchedulingLoop {
   sched::KeptOrder order_;
   // GPU index → since when its fences could be lifted (auto_unfence; under the lock).
   std::map<unsigned, TimeNs> recovered_since_;
+  // The sample the last pass saw, and whether that pass found no job running, pending or
+  // held (under the lock).
+  std::shared_ptr<const health::StatusReport> last_report_;
+  bool idle_ = false;
+  bool none_running_ = false;
 };
 
 }  // namespace cardiac::queue
