@@ -159,12 +159,13 @@ Result<void> GpuCollector::ensure_worker(nvml::GpuSnapshot& snap) {
 }
 
 void GpuCollector::note_events(const nlohmann::json& msg) {
-  auto ok = msg.value("ok", nlohmann::json());
-  auto message = msg.value("message", nlohmann::json());
-  std::string note = ok == true ? ""
-                     : message.is_string() && !message.get<std::string>().empty()
-                         ? message.get<std::string>()
-                         : "unavailable";
+  // "" while events are followed, else why not.
+  std::string note;
+  if (msg.value("ok", nlohmann::json()) != true) {
+    auto message = msg.value("message", nlohmann::json());
+    note = message.is_string() ? message.get<std::string>() : "";
+    if (note.empty()) note = "unavailable";
+  }
   if (note == events_note_) return;
   if (note.empty()) {
     log::info("following NVML's events");
@@ -226,8 +227,8 @@ bool GpuCollector::collect(const std::vector<unsigned>& only, nvml::GpuSnapshot&
       auto t = msg.is_object() ? msg.value("type", nlohmann::json()) : nlohmann::json();
       const std::string type = t.is_string() ? t.get<std::string>() : "";
       if (type == "end") return true;
-      if (auto event = gpu_event_from_json(msg)) {
-        events_.push_back(std::move(*event));
+      if (type == "event") {
+        if (auto event = gpu_event_from_json(msg)) events_.push_back(std::move(*event));
       } else if (type == "events") {
         note_events(msg);
       }

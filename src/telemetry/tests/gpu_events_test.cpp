@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "telemetry/tests/support.h"
 
@@ -18,19 +21,21 @@ using testing::fake_options;
 using testing::load_scenario;
 using testing::TempScenario;
 
-// This process's children that are NVML workers.
-int nvml_workers() {
-  int n = 0;
+// This process's children that are NVML workers: their command lines (NULs as spaces).
+std::vector<std::string> nvml_workers() {
+  std::vector<std::string> found;
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
     std::ifstream children(task.path() / "children");
     for (pid_t pid = 0; children >> pid;) {
       std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
       std::stringstream text;
       text << cmdline.rdbuf();
-      if (text.str().find(kWorkerSubcommand) != std::string::npos) ++n;
+      std::string line = text.str();
+      std::replace(line.begin(), line.end(), '\0', ' ');
+      if (line.find(kWorkerSubcommand) != std::string::npos) found.push_back(line);
     }
   }
-  return n;
+  return found;
 }
 
 nlohmann::json with_events() {
@@ -73,7 +78,9 @@ TEST(GpuEvents, ComeWithTheSamplesFromTheSameWorker) {
   EXPECT_EQ(events[1].kind, GpuEventKind::kDoubleBitEcc);
   EXPECT_FALSE(events[1].xid);
   // One process samples and waits for events: no second worker.
-  EXPECT_EQ(nvml_workers(), 1);
+  auto workers = nvml_workers();
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_NE(workers[0].find("--events 1"), std::string::npos) << workers[0];
   EXPECT_EQ(c.stats().worker_starts, 1u);
   // Each event once.
   for (int i = 0; i < 5; ++i) c.sample();
@@ -104,10 +111,11 @@ TEST(GpuEvents, NoneAreFollowedUnlessAsked) {
   TempScenario file(with_events());
   ManualClock clock;
   GpuCollector c(fake_options(file.path(), 5 * kNsPerSec), clock);
-  for (int i = 0; i < 20; ++i) {
-    ASSERT_TRUE(c.sample().available);
-    usleep(5 * 1000);
-  }
+  ASSERT_TRUE(c.sample().available);
+  // The worker was not asked for events, so it starts no event thread to send any.
+  auto workers = nvml_workers();
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_EQ(workers[0].find("--events"), std::string::npos) << workers[0];
   EXPECT_TRUE(c.take_events().empty());
 }
 
