@@ -23,6 +23,7 @@
 #include "config/agent_config.h"
 #include "core/format.h"
 #include "core/log.h"
+#include "core/thread_name.h"
 #include "doctor/finding_ids.h"
 #include "platform/subprocess.h"
 #include "queue/job_store.h"
@@ -346,19 +347,31 @@ Status Agent::start() {
   CARDIAC_TRY(start_queue(p));
   if (p.options.background_sampling) {
     p.threads.emplace_back([&p] {
+      name_this_thread("cardiac-host");
       run_host(p.fs, p.host, p.options.config.agent.host_interval, p.options.config.nvml.timeout,
                p.clock, p.stopper);
     });
-    p.threads.emplace_back([&p] { p.sampler->run(p.stopper, [&p] { p.trimmer.maybe_trim(); }); });
+    p.threads.emplace_back([&p] {
+      name_this_thread("cardiac-sampler");
+      p.sampler->run(p.stopper, [&p] { p.trimmer.maybe_trim(); });
+    });
   }
   if (p.kernel_log) {
-    p.threads.emplace_back([&p] { p.kernel_log->run(p.inbox, p.kmsg, p.stopper); });
+    p.threads.emplace_back([&p] {
+      name_this_thread("cardiac-kmsg");
+      p.kernel_log->run(p.inbox, p.kmsg, p.stopper);
+    });
   }
   if (!c.serving.engines.empty()) {
-    p.threads.emplace_back(
-        [&p] { run_engine_scrapes(p.options.config.serving, p.engines, p.clock, p.stopper); });
+    p.threads.emplace_back([&p] {
+      name_this_thread("cardiac-serving");
+      run_engine_scrapes(p.options.config.serving, p.engines, p.clock, p.stopper);
+    });
   }
-  p.threads.emplace_back([&p] { run_maintenance(p.options.config, p.clock, p.stopper); });
+  p.threads.emplace_back([&p] {
+    name_this_thread("cardiac-maint");
+    run_maintenance(p.options.config, p.clock, p.stopper);
+  });
   log::info("agent listening on {}:{}, state in {}", sopts.address, p.port, c.agent.state_dir);
   return {};
 }

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <thread>
 
+#include "core/thread_name.h"
+
 namespace cardiac::host {
 namespace {
 
@@ -22,6 +24,7 @@ std::optional<HostSnapshot> collect_host_within(std::shared_ptr<const FileSystem
                                                 DurationNs deadline) {
   auto pending = std::make_shared<Pending>();
   std::thread([pending, fs = std::move(fs), now] {
+    name_this_thread("cardiac-hostread");
     HostSnapshot snap = collect_host(*fs, now);
     std::lock_guard lock(pending->mu);
     pending->result = std::move(snap);

@@ -78,7 +78,8 @@ void KmsgReader::consume_line(std::string_view line, std::vector<KernelEvent>& o
 template <class Sink>
 Status KmsgReader::drain(Sink&& sink) {
   if (fd_ < 0) CARDIAC_TRY(open());
-  std::string buf(kReadChunk, '\0');
+  std::string& buf = chunk_;
+  buf.resize(kReadChunk);
   const std::uint64_t start = counters_.lines;
   while (counters_.lines - start < options_.max_records_per_poll) {
     const ssize_t n = ::read(fd_, buf.data(), buf.size());
@@ -165,8 +166,11 @@ Status FileTailReader::drain(std::vector<KernelEvent>& out, std::size_t& budget)
     ++counters_.truncations;
     offset_ = 0;
   }
+  // Most polls find nothing new: they cost the fstat and nothing else.
+  if (static_cast<std::uint64_t>(st.st_size) == offset_) return {};
   std::string buf;
-  std::string chunk(kReadChunk, '\0');
+  std::string& chunk = chunk_;
+  chunk.resize(kReadChunk);
   while (budget > 0) {
     const std::size_t want = std::min(chunk.size(), budget);
     const ssize_t n = ::pread(fd_, chunk.data(), want, static_cast<off_t>(offset_ + buf.size()));

@@ -59,6 +59,7 @@ class KmsgReader {
   int fd_ = -1;
   std::string pending_;  // a partial line (only possible when the source is not /dev/kmsg)
   ReaderCounters counters_;
+  std::string chunk_;  // the read buffer, kept between polls
 };
 
 struct FileTailOptions {
@@ -97,6 +98,7 @@ class FileTailReader {
   std::uint64_t offset_ = 0;
   bool opened_once_ = false;
   ReaderCounters counters_;
+  std::string chunk_;  // the read buffer, kept between polls
 };
 
 }  // namespace cardiac::kmsg

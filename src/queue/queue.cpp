@@ -19,6 +19,7 @@
 
 #include "core/format.h"
 #include "core/log.h"
+#include "core/thread_name.h"
 #include "core/time.h"
 #include "queue/job_store.h"
 #include "queue/proc.h"
@@ -173,7 +174,10 @@ Status Queue::start() {
       socket_path(state_dir),
       [this](const Principal& who, const nlohmann::json& req) { return handle(who, req); });
   CARDIAC_TRY(impl_->server->start());
-  impl_->thread = std::thread([this] { impl_->run_loop(); });
+  impl_->thread = std::thread([this] {
+    name_this_thread("cardiac-queue");
+    impl_->run_loop();
+  });
   log::info("queue: policy {}, socket {}", s.policy, socket_path(state_dir));
   return {};
 }
@@ -236,6 +240,7 @@ nlohmann::json Queue::handle(const Principal& who, const nlohmann::json& req) {
     std::lock_guard lock(q.mu);
     if (!q.db) return error_response(Error::unavailable("the queue is not started"));
     r = impl_->requests.handle(op, who, req, wakes);
+    impl_->loop.note_request();
   }
   if (wakes) impl_->wake();
   if (!r) return error_response(r.error());

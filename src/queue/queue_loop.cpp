@@ -33,7 +33,10 @@ void SchedulingLoop::tick(bool woken) {
   MachineView view = q_.machine();
   std::lock_guard lock(q_.mu);
   if (!q_.db) return;
-  if (!woken && idle_ && view.report == last_report_) return;
+  if (!woken && idle_) {
+    if (view.report == last_report_) return;
+    if (idle_pass(view)) return;
+  }
   last_report_ = view.report;
   idle_ = false;
   reap_runners();
@@ -44,16 +47,47 @@ void SchedulingLoop::tick(bool woken) {
   }
   none_running_ = running->empty();
   monitor(*running);
+  auto fences = list_fences(*q_.db, false);
+  if (!fences) log::error("queue: reading fences: {}", fences.error().what());
+  fences_ = fences ? std::move(*fences) : std::vector<Fence>{};
   ClusterView v = cluster_now(view, *running);
-  q_.fenced = v.fenced;
-  q_.busy_outside = v.busy_outside;
-  q_.alerting = v.alerting;
-  q_.utilization = v.utilization;
+  publish(v);
   if (view.report && view.report->nvml.available) {
     fence_and_stop(v, *running);
     if (q_.options.settings.auto_unfence) auto_unfence(v, view);
   }
   schedule(v, view);
+}
+
+void SchedulingLoop::note_request() {
+  idle_ = false;
+}
+
+bool SchedulingLoop::idle_pass(const MachineView& view) {
+  ClusterView v = cluster_now(view, {});
+  const bool health_work =
+      view.report && view.report->nvml.available && (!v.critical.empty() || !fences_.empty());
+  if (health_work) return false;
+  last_report_ = view.report;
+  reap_runners();
+  publish(v);
+  q_.reasons.clear();
+  q_.last = {};
+  q_.blocked = blocked_by(view).value_or("");
+  return true;
+}
+
+void SchedulingLoop::publish(const ClusterView& v) {
+  q_.fenced = v.fenced;
+  q_.busy_outside = v.busy_outside;
+  q_.alerting = v.alerting;
+  q_.utilization = v.utilization;
+}
+
+std::optional<std::string> SchedulingLoop::blocked_by(const MachineView& view) {
+  if (!view.report) return "waiting for the agent's first GPU sample";
+  if (!view.report->nvml.available) return "NVML is not usable: " + view.report->nvml.error;
+  return std::nullopt;
 }
 
 namespace {
@@ -174,7 +208,7 @@ ClusterView SchedulingLoop::cluster_now(const MachineView& view, const std::vect
     std::uint64_t seen = acked != q_.xid_acked.end() ? acked->second : 0;
     if (count > seen) in.xid_counts[key] = count - seen;
   }
-  if (auto f = list_fences(*q_.db, false)) in.fences = std::move(*f);
+  in.fences = fences_;
   in.critical_alerts = view.critical_alerts;
   in.running = running;
   in.count_outside = q_.options.settings.count_outside_processes;
@@ -248,12 +282,8 @@ void SchedulingLoop::schedule(const ClusterView& v, const MachineView& view) {
   q_.reasons.clear();
   q_.blocked.clear();
   q_.last = {};
-  if (!view.report) {
-    q_.blocked = "waiting for the agent's first GPU sample";
-    return;
-  }
-  if (!view.report->nvml.available) {
-    q_.blocked = "NVML is not usable: " + view.report->nvml.error;
+  if (auto why = blocked_by(view)) {
+    q_.blocked = std::move(*why);
     return;
   }
   auto queued = jobs_in_states(*q_.db, {JobState::kPending, JobState::kHeld});

@@ -25,11 +25,16 @@ class SchedulingLoop {
   explicit SchedulingLoop(QueueShared& q)
       : q_(q), order_(q.options.settings.priority_calc_period) {}
 
-  // One pass; takes the shared lock. A pass that nothing asked for (`woken` false: only the
-  // loop's timer) is skipped while no job is running, pending or held and the agent has
-  // published no sample since the last pass: it would find what the last one found, and an
-  // idle agent paid most of its CPU for such passes. A new sample always makes a full pass.
+  // One pass; takes the shared lock. While no job is running, pending or held, a pass that
+  // nothing asked for (`woken` false: only the loop's timer) reads nothing from the store:
+  // every change to the jobs and fences comes through a request (note_request) or a job file,
+  // and those wake the loop. Such a pass is skipped when the agent has published no sample
+  // since the last one; with a new sample it only publishes what the sample shows (idle_pass),
+  // unless the sample has a critical finding or some GPU is fenced, which takes a full pass.
+  // An idle agent paid most of its CPU for full passes that found what the last one found.
   void tick(bool woken = true);
+  // A request was handled (under the lock): the next pass reads the store again.
+  void note_request();
   // Finds the runners of the jobs that were running when the agent stopped; with the lock
   // held, at start.
   void adopt();
@@ -48,7 +53,14 @@ class SchedulingLoop {
   };
   DepState dep_state(JobId dep);
   bool start_job(Job j, const std::vector<unsigned>& gpus, const ClusterView& v);
+  // Uses the fences the last full pass read (fences_).
   ClusterView cluster_now(const MachineView& view, const std::vector<Job>& running);
+  // The idle queue's pass on a new sample; false when it takes a full pass instead.
+  bool idle_pass(const MachineView& view);
+  // What the status shows of a pass: fenced, busy, alerting and utilization per GPU.
+  void publish(const ClusterView& v);
+  // Why no job can start whatever the queue holds (no sample yet, NVML unusable).
+  static std::optional<std::string> blocked_by(const MachineView& view);
 
   QueueShared& q_;
   std::set<pid_t> spawned_;  // runners started by this process, to reap (under the lock)
@@ -62,6 +74,8 @@ class SchedulingLoop {
   std::shared_ptr<const health::StatusReport> last_report_;
   bool idle_ = false;
   bool none_running_ = false;
+  // The active fences as the last full pass read them (under the lock).
+  std::vector<Fence> fences_;
 };
 
 }  // namespace cardiac::queue

@@ -26,6 +26,7 @@
 
 #include "core/log.h"
 #include "core/strings.h"
+#include "core/thread_name.h"
 
 namespace cardiac::server {
 namespace {
@@ -214,9 +215,15 @@ struct GuardedServer::Gate {
       limits.total = std::min(limits.total, room);
     }
     if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) wake[0] = wake[1] = -1;
-    poller = std::thread([this] { poll_loop(); });
+    poller = std::thread([this] {
+      name_this_thread("cardiac-http");
+      poll_loop();
+    });
     for (int i = 0; i < std::max(1, limits.workers); ++i) {
-      workers.emplace_back([this] { work_loop(); });
+      workers.emplace_back([this] {
+        name_this_thread("cardiac-http-w");
+        work_loop();
+      });
     }
   }
 

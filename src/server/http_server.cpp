@@ -19,6 +19,7 @@
 
 #include "core/log.h"
 #include "core/strings.h"
+#include "core/thread_name.h"
 #include "server/encoding.h"
 #include "server/guarded_server.h"
 #include "server/params.h"
@@ -533,7 +534,10 @@ Result<int> HttpServer::start() {
     return fail(Error::unavailable("cannot bind " + o.address + ":" + std::to_string(o.port) +
                                    " (address in use, not local, or not permitted)"));
   }
-  m.thread = std::thread([&m] { m.svr->listen_after_bind(); });
+  m.thread = std::thread([&m] {
+    name_this_thread("cardiac-listen");
+    m.svr->listen_after_bind();
+  });
   // stop() before listen_after_bind() sets is_running would be lost and the thread would
   // serve forever; wait until it runs (microseconds in practice).
   for (int i = 0; i < 2000 && !m.svr->is_running(); ++i) {

@@ -270,6 +270,53 @@ Result<SeriesMap> read_all_series(const Db& db, TimeNs from, TimeNs to) {
   return out;
 }
 
+Status for_each_series(const Db& db, TimeNs from, TimeNs to, const SeriesVisitor& each) {
+  if (from >= to) return {};
+  std::set<SeriesKey> keys;
+  auto empty = legacy_is_empty(db);
+  if (!empty) return fail(std::move(empty).error());
+  if (!*empty) {
+    auto series = list_series(db, "samples");
+    if (!series) return fail(std::move(series).error());
+    for (const auto& s : *series) keys.insert({s.metric_id, s.gpu.value_or(kHostGpu)});
+  }
+  auto st = db.prepare(
+      "SELECT DISTINCT c.metric_id, c.gpu FROM sample_seals AS s CROSS JOIN sample_chunks AS c "
+      "ON c.seal_id = s.id WHERE s.end_ns >= ?1 AND s.start_ns < ?2 AND c.end_ns >= ?1 AND "
+      "c.start_ns < ?2");
+  if (!st) return fail(std::move(st).error());
+  st->bind_all(from, to);
+  for (;;) {
+    auto row = st->step();
+    if (!row) return fail(std::move(row).error());
+    if (!*row) break;
+    keys.insert({st->column_int64(0), st->column_int64(1)});
+  }
+  SeriesMap tail;
+  CARDIAC_TRY(read_tail(db, nullptr, from, to, tail));
+  for (const auto& [key, points] : tail) {
+    if (!points.empty()) keys.insert(key);
+  }
+  std::vector<Point> points;
+  for (const SeriesKey& key : keys) {
+    points.clear();
+    if (!*empty) CARDIAC_TRY(read_legacy(db, key, from, to, points));
+    SeriesMap chunks;
+    CARDIAC_TRY(read_chunks(db, &key, from, to, chunks));
+    if (auto it = chunks.find(key); it != chunks.end()) {
+      points.insert(points.end(), it->second.begin(), it->second.end());
+    }
+    if (auto it = tail.find(key); it != tail.end()) {
+      points.insert(points.end(), it->second.begin(), it->second.end());
+      tail.erase(it);
+    }
+    if (points.empty()) continue;
+    sort_points(points);
+    CARDIAC_TRY(each(key, points));
+  }
+  return {};
+}
+
 Result<bool> has_raw_series(const Db& db, SeriesKey key) {
   auto st = db.prepare(
       "SELECT EXISTS (SELECT 1 FROM samples WHERE metric_id = ?1 AND gpu IS ?3) "

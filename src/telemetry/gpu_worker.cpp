@@ -20,6 +20,7 @@
 
 #include "core/clock.h"
 #include "core/strings.h"
+#include "core/thread_name.h"
 #include "nvml/gpu_json.h"
 #include "nvml/gpu_wire.h"
 #include "nvml/library.h"
@@ -122,6 +123,7 @@ int run_gpu_worker(const WorkerOptions& options, const Clock& clock) {
   if (options.events) {
     // Never joined: it blocks in the driver's wait, and the process ends with the parent.
     std::thread([api = &(*lib)->api(), &clock] {
+      name_this_thread("nvml-events");
       run_event_loop(*api, write_line, clock);
     }).detach();
   }

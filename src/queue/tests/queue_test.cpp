@@ -17,6 +17,7 @@
 #include "queue/job_store.h"
 #include "queue/proc.h"
 #include "queue/tests/support.h"
+#include "store/access.h"
 #include "store/schema.h"
 
 namespace cardiac::queue {
@@ -190,6 +191,58 @@ TEST_F(QueueTest, ALostGpuIsFencedAndItsJobRequeuedElsewhere) {
   EXPECT_EQ(read_text(cvd), fmt::format("GPU-test-{}\n", second));
   // The requeue went through the runner, which stopped the job: not a lost runner.
   EXPECT_EQ(attempts[0]["signal"], SIGTERM);
+}
+
+// An idle queue reads nothing from the store on a new sample unless the sample has a critical
+// finding: the fence must still come from the sample alone, with no request to wake the loop.
+// The test reads the fences through a connection of its own, which wakes nothing.
+TEST_F(QueueTest, AnIdleQueueFencesAGpuFromTheSampleAlone) {
+  start();
+  ASSERT_TRUE(q_->api_json().has_value());
+  set_view([](health::StatusReport& r) {
+    r.gpus[1].reading.health = nvml::DeviceHealth::kLost;
+    r.gpus[1].reading.health_detail = "nvmlDeviceGetUUID returned GPU_IS_LOST";
+  });
+  auto fences_seen = [&]() -> std::vector<Fence> {
+    auto db = store::open_store_read_only(dir_.file("state") + "/cardiac.db");
+    if (!db) return {};
+    auto f = list_fences(*db, false);
+    return f ? *f : std::vector<Fence>{};
+  };
+  ASSERT_TRUE(eventually([&] { return !fences_seen().empty(); }));
+  auto fences = fences_seen();
+  ASSERT_EQ(fences.size(), 1u);
+  EXPECT_EQ(fences[0].gpu, 1u);
+  EXPECT_TRUE(fences[0].automatic);
+}
+
+// What an idle queue shows follows each sample without a request: a process outside the queue
+// on a GPU appears and goes with the samples that show it.
+TEST_F(QueueTest, AnIdleQueueShowsEachSamplesBusyGpus) {
+  start();
+  auto busy = [&] {
+    auto j = q_->api_json();
+    return j ? (*j)["busy_outside"] : nlohmann::json::object();
+  };
+  ASSERT_TRUE(eventually([&] { return busy().empty(); }));
+  set_view([](health::StatusReport& r) {
+    nvml::GpuProcess p;
+    p.pid = static_cast<std::uint32_t>(getpid());
+    p.used_memory_bytes = 1ULL << 30;
+    r.gpus[2].reading.processes.push_back(p);
+  });
+  ASSERT_TRUE(eventually([&] { return busy().contains("2"); })) << busy();
+  EXPECT_NE(busy()["2"].get<std::string>().find(std::to_string(getpid())), std::string::npos);
+  set_view([](health::StatusReport& r) { r.gpus[2].reading.processes.clear(); });
+  ASSERT_TRUE(eventually([&] { return busy().empty(); })) << busy();
+  EXPECT_EQ(q_->api_json().value()["blocked"], "");
+  // NVML going away shows as the reason nothing can start.
+  set_view([](health::StatusReport& r) {
+    r.nvml.available = false;
+    r.nvml.error = "driver gone";
+  });
+  ASSERT_TRUE(eventually(
+      [&] { return q_->api_json().value()["blocked"] == "NVML is not usable: driver gone"; }));
 }
 
 TEST_F(QueueTest, AVanishedRunnersJobIsRequeued) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstdlib>
 #include <filesystem>
 
@@ -73,6 +74,31 @@ std::vector<RawRow> raw_rows(const Db& db) {
   if (!all) {
     ADD_FAILURE() << all.error().what();
     return {};
+  }
+  // The roll-up reads the same samples a series at a time: every store a test reads this way
+  // checks that both give the same series, points and order.
+  SeriesMap visited;
+  auto walked = for_each_series(db, std::numeric_limits<TimeNs>::min(),
+                                std::numeric_limits<TimeNs>::max(),
+                                [&](const SeriesKey& key, const std::vector<Point>& points) {
+                                  EXPECT_TRUE(visited.empty() || visited.rbegin()->first < key);
+                                  visited[key] = points;
+                                  return Status{};
+                                });
+  EXPECT_TRUE(walked) << (walked ? "" : walked.error().what());
+  EXPECT_EQ(visited.size(), all->size());
+  for (const auto& [key, points] : *all) {
+    auto it = visited.find(key);
+    if (it == visited.end()) {
+      ADD_FAILURE() << "for_each_series missed metric " << key.metric_id << " gpu " << key.gpu;
+      continue;
+    }
+    EXPECT_EQ(it->second.size(), points.size());
+    for (std::size_t i = 0; i < std::min(points.size(), it->second.size()); ++i) {
+      EXPECT_EQ(it->second[i].time, points[i].time);
+      EXPECT_EQ(std::bit_cast<std::uint64_t>(it->second[i].value),
+                std::bit_cast<std::uint64_t>(points[i].value));
+    }
   }
   std::vector<RawRow> out;
   for (const auto& [key, points] : *all) {
