@@ -82,6 +82,13 @@ ClusterView build_cluster(const ClusterInput& in) {
       if (auto idx = current_index(v, uuid, j.gpu_indices[i])) allocated.insert(*idx);
     }
   }
+  // The NUMA node of each NVIDIA PCI function, by normalized bus id, normalized once.
+  std::map<std::string, int> numa_of;
+  if (in.report && in.report->host.pci) {
+    for (const auto& dev : in.report->host.pci->gpus) {
+      if (dev.numa_node) numa_of.emplace(nvml::normalize_pci_bus_id(dev.bus_id), *dev.numa_node);
+    }
+  }
   if (in.report) {
     for (const auto& gs : in.report->gpus) {
       const auto& g = gs.reading;
@@ -93,13 +100,9 @@ ClusterView build_cluster(const ClusterInput& in) {
       for (const auto& link : g.nvlinks) {
         if (link.active) gpu.nvlink_domain = 0;
       }
-      if (in.report->host.pci && !g.pci_bus_id.empty()) {
-        const std::string id = nvml::normalize_pci_bus_id(g.pci_bus_id);
-        for (const auto& dev : in.report->host.pci->gpus) {
-          if (nvml::normalize_pci_bus_id(dev.bus_id) == id && dev.numa_node) {
-            gpu.numa_node = *dev.numa_node;
-          }
-        }
+      if (!numa_of.empty() && !g.pci_bus_id.empty()) {
+        auto it = numa_of.find(nvml::normalize_pci_bus_id(g.pci_bus_id));
+        if (it != numa_of.end()) gpu.numa_node = it->second;
       }
       for (const auto& f : in.fences) {
         if (fence_matches(f, g.index, g.uuid)) {

@@ -16,10 +16,12 @@ struct RuleEngine::Index {
   std::map<std::pair<std::string, std::string>, double> by_series;
   TimeNs at = 0;
 
-  explicit Index(const SampleView& v) : at(v.at) {
+  // Values by series only for `looked_up`, the metrics some rule reads as a threshold or a
+  // guard: keying every point of a sample by its labels was a sixth of the agent's rule time.
+  Index(const SampleView& v, const std::set<std::string, std::less<>>& looked_up) : at(v.at) {
     for (const Point& p : v.points) {
       by_metric[p.metric].push_back(&p);
-      by_series[{p.metric, labels_key(p.labels)}] = p.value;
+      if (looked_up.contains(p.metric)) by_series[{p.metric, labels_key(p.labels)}] = p.value;
     }
   }
   const std::vector<const Point*>& points(const std::string& metric) const {
@@ -172,7 +174,12 @@ std::vector<std::pair<std::string, std::string>> RuleEngine::firing() const {
 }
 
 std::vector<Transition> RuleEngine::evaluate(const SampleView& view, TimeNs now) {
-  const Index index(view);
+  std::set<std::string, std::less<>> looked_up;
+  for (const Rule& r : rules_) {
+    if (!r.threshold_metric.empty()) looked_up.insert(r.threshold_metric);
+    if (!r.when_metric.empty()) looked_up.insert(r.when_metric);
+  }
+  const Index index(view, looked_up);
   std::vector<Transition> out;
   for (std::size_t i = 0; i < rules_.size(); ++i) {
     if (states_[i].broken) continue;
