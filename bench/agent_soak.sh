@@ -8,6 +8,8 @@
 # Every SAMPLE seconds (default 60) one row:
 #   min           minutes since the first row
 #   rss_main      VmRSS of the agent process alone (MiB): the one that must stay flat
+#   anon, file    its RssAnon (heap, stacks) and RssFile (mapped files: the binary, the
+#                 libraries, the store's pages a mapped query read) (MiB)
 #   rss_tree      VmRSS summed over the tree (MiB)
 #   pss_tree      Pss (smaps_rollup) summed over the tree (MiB)
 #   cpu_pct       the tree's utime+stime over the last interval, % of one core (reaped children
@@ -80,6 +82,8 @@ def ticks(pid, root):
 def measure(root):
     procs = tree(root)
     return dict(rss_main=field(f"/proc/{root}/status", "VmRSS:"),
+                anon=field(f"/proc/{root}/status", "RssAnon:"),
+                file=field(f"/proc/{root}/status", "RssFile:"),
                 rss=sum(field(f"/proc/{p}/status", "VmRSS:") for p in procs),
                 pss=sum(field(f"/proc/{p}/smaps_rollup", "Pss:") for p in procs),
                 ticks=sum(ticks(p, root) for p in procs),
@@ -119,7 +123,8 @@ try:
     say(f"# cardiac agent soak: {minutes:.0f} min, a row every {sample:.0f} s, sampling every "
         f"{interval}, gzip scrape every {scrape_every:.0f} s" if scrape_every else
         f"# cardiac agent soak: {minutes:.0f} min, a row every {sample:.0f} s, no scrapes")
-    say(f"{'min':>6} {'rss_main':>8} {'rss_tree':>8} {'pss_tree':>8} {'cpu_pct':>7} "
+    say(f"{'min':>6} {'rss_main':>8} {'anon':>6} {'file':>6} {'rss_tree':>8} {'pss_tree':>8} "
+        f"{'cpu_pct':>7} "
         f"{'wr_kib_s':>8} {'db_mib':>7} {'procs':>5}")
     t0 = time.monotonic()
     prev, prev_t = measure(agent.pid), t0
@@ -135,16 +140,19 @@ try:
             dt = max(now - prev_t, 1e-9)
             db = sum(os.path.getsize(p) for p in glob.glob(f"{d}/state/cardiac.db*"))
             row = dict(min=(now - t0) / 60, rss_main=mib(m["rss_main"]), rss=mib(m["rss"]),
+                       anon=mib(m["anon"]), file=mib(m["file"]),
                        pss=mib(m["pss"]), cpu=(m["ticks"] - prev["ticks"]) / HZ / dt * 100,
                        wr=(m["writes"] - prev["writes"]) / 1024 / dt, db=db / 2**20,
                        procs=m["procs"])
             if rows:  # the first row has no interval behind it: no rates
                 rows.append(row)
-                say(f"{row['min']:6.1f} {row['rss_main']:8.2f} {row['rss']:8.2f} "
+                say(f"{row['min']:6.1f} {row['rss_main']:8.2f} {row['anon']:6.2f} "
+                    f"{row['file']:6.2f} {row['rss']:8.2f} "
                     f"{row['pss']:8.2f} {row['cpu']:7.3f} {row['wr']:8.1f} {row['db']:7.2f} "
                     f"{row['procs']:5d}")
             else:
-                say(f"{0.0:6.1f} {row['rss_main']:8.2f} {row['rss']:8.2f} {row['pss']:8.2f} "
+                say(f"{0.0:6.1f} {row['rss_main']:8.2f} {row['anon']:6.2f} {row['file']:6.2f} "
+                    f"{row['rss']:8.2f} {row['pss']:8.2f} "
                     f"{'-':>7} {'-':>8} {row['db']:7.2f} {row['procs']:5d}")
                 rows.append(dict(row, cpu=None, wr=None))
             prev, prev_t = m, now

@@ -78,13 +78,13 @@ std::vector<RawRow> raw_rows(const Db& db) {
   // The roll-up reads the same samples a series at a time: every store a test reads this way
   // checks that both give the same series, points and order.
   SeriesMap visited;
-  auto walked = for_each_series(db, std::numeric_limits<TimeNs>::min(),
-                                std::numeric_limits<TimeNs>::max(),
-                                [&](const SeriesKey& key, const std::vector<Point>& points) {
-                                  EXPECT_TRUE(visited.empty() || visited.rbegin()->first < key);
-                                  visited[key] = points;
-                                  return Status{};
-                                });
+  auto walked =
+      for_each_series(db, std::numeric_limits<TimeNs>::min(), std::numeric_limits<TimeNs>::max(),
+                      [&](const SeriesKey& key, const std::vector<Point>& points) {
+                        EXPECT_TRUE(visited.empty() || visited.rbegin()->first < key);
+                        visited[key] = points;
+                        return Status{};
+                      });
   EXPECT_TRUE(walked) << (walked ? "" : walked.error().what());
   EXPECT_EQ(visited.size(), all->size());
   for (const auto& [key, points] : *all) {
