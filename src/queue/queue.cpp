@@ -68,31 +68,47 @@ void QueueShared::stop_job(Job& j, StopAction action, const std::string& reason)
 metrics::QueueMetrics QueueShared::metrics_locked() {
   metrics::QueueMetrics m;
   if (!db) return m;
-  if (auto counts = count_by_state(*db)) {
-    for (const auto& [state, n] : *counts) {
-      m.jobs_by_state[std::string(job_state_name(state))] = static_cast<double>(n);
+  StoredMetrics& s = stored_metrics;
+  if (s.changes != db->total_changes()) {
+    s = {};
+    bool read = true;
+    if (auto counts = count_by_state(*db)) {
+      for (const auto& [state, n] : *counts) {
+        s.jobs_by_state[std::string(job_state_name(state))] = static_cast<double>(n);
+      }
+    } else {
+      read = false;
     }
+    if (auto usage = load_usage(*db)) {
+      for (const auto& [user, row] : *usage) s.usage[user] = row.total_gpu_seconds;
+    } else {
+      read = false;
+    }
+    if (auto running = jobs_in_states(*db, {JobState::kRunning})) {
+      s.running = std::move(*running);
+    } else {
+      read = false;
+    }
+    // A failed read is tried again at the next scrape.
+    if (read) s.changes = db->total_changes();
   }
+  m.jobs_by_state = s.jobs_by_state;
+  m.user_gpu_seconds = s.usage;
   m.wait_bounds = wait_bounds_seconds();
   m.wait_counts = wait_counts;
   m.wait_sum_seconds = wait_sum;
   m.gpus_fenced = static_cast<double>(fenced.size());
-  if (auto usage = load_usage(*db)) {
-    for (const auto& [user, row] : *usage) m.user_gpu_seconds[user] = row.total_gpu_seconds;
-  }
   std::set<unsigned> allocated;
   TimeNs now = clock.now();
-  if (auto running = jobs_in_states(*db, {JobState::kRunning})) {
-    for (const auto& j : *running) {
-      for (unsigned g : j.gpu_indices) {
-        allocated.insert(g);
-        m.gpu_jobs[g].push_back(j.id);
-      }
-      // Running attempts count as they go, so the counter moves during a long job.
-      if (j.start_ns && now > *j.start_ns) {
-        m.user_gpu_seconds[j.user] += static_cast<double>(j.gpu_indices.size()) *
-                                      static_cast<double>(now - *j.start_ns) / 1e9;
-      }
+  for (const auto& j : s.running) {
+    for (unsigned g : j.gpu_indices) {
+      allocated.insert(g);
+      m.gpu_jobs[g].push_back(j.id);
+    }
+    // Running attempts count as they go, so the counter moves during a long job.
+    if (j.start_ns && now > *j.start_ns) {
+      m.user_gpu_seconds[j.user] +=
+          static_cast<double>(j.gpu_indices.size()) * static_cast<double>(now - *j.start_ns) / 1e9;
     }
   }
   m.gpus_allocated = static_cast<double>(allocated.size());

@@ -52,6 +52,16 @@ struct QueueShared {
   // cardiac_queue_wait_seconds.
   std::vector<std::uint64_t> wait_counts;
   double wait_sum = 0;
+  // What metrics_locked() last read from the store, and db->total_changes() then. Only this
+  // connection writes jobs and usage, so the rows are read again only after it wrote some: a
+  // scrape after each sample read three tables, one of them counted whole.
+  struct StoredMetrics {
+    std::int64_t changes = -1;
+    std::map<std::string, double> jobs_by_state;
+    std::map<std::string, double> usage;  // user → GPU-seconds of ended attempts
+    std::vector<Job> running;
+  };
+  StoredMetrics stored_metrics;
 
   // Why a pending job waits after the last pass; nullopt when it has no reason yet.
   [[nodiscard]] std::optional<std::string> reason(JobId id) const;

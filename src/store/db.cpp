@@ -335,6 +335,10 @@ std::int64_t Db::changes() const {
   return sqlite3_changes64(db_.get());
 }
 
+std::int64_t Db::total_changes() const {
+  return sqlite3_total_changes64(db_.get());
+}
+
 std::int64_t Db::last_insert_rowid() const {
   return sqlite3_last_insert_rowid(db_.get());
 }

@@ -134,6 +134,9 @@ class Db {
   [[nodiscard]] const std::string& path() const { return path_; }
   [[nodiscard]] sqlite3* handle() const { return db_.get(); }
   [[nodiscard]] std::int64_t changes() const;
+  // Rows this connection has inserted, updated or deleted since it opened: a cheap "has
+  // anything been written" for what only this connection writes.
+  [[nodiscard]] std::int64_t total_changes() const;
   // The rowid of the last row this connection inserted.
   [[nodiscard]] std::int64_t last_insert_rowid() const;
 
