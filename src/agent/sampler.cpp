@@ -172,8 +172,19 @@ const FaultTally& PersistStage::run(AgentStore::Access& store, const Collected& 
   take_events(store, in);
   track_incidents(store, in);
   if (in.listen_ports) {
-    if (auto st = store::record_listen_ports(store.db, *in.listen_ports, in.now); !st) {
-      log::warn("store: listening ports: {}", st.error().what());
+    std::vector<store::ListenPort> due;
+    for (const auto& p : *in.listen_ports) {
+      auto it = ports_written_.find({p.proto, p.port});
+      if (it == ports_written_.end() || in.now - it->second >= kListenPortsRefresh) {
+        due.push_back(p);
+      }
+    }
+    if (!due.empty()) {
+      if (auto st = store::record_listen_ports(store.db, due, in.now); !st) {
+        log::warn("store: listening ports: {}", st.error().what());
+      } else {
+        for (const auto& p : due) ports_written_[{p.proto, p.port}] = in.now;
+      }
     }
   }
   take_fences(store, in);

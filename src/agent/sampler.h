@@ -56,6 +56,10 @@ std::unique_ptr<GpuSource> worker_gpu_source(telemetry::GpuCollectorOptions opti
 // How often the sampler records the listening ports (store/listen_ports.h): the doctor's
 // baseline for "a port that began to listen" needs minutes, not seconds.
 constexpr DurationNs kListenPortsEvery = 60 * kNsPerSec;
+// A port already in the store has its last_seen refreshed this often, not at every look: a
+// commit a minute that changed nothing but that time wrote about 23 MB a day for 8 GPUs.
+// A new port is written when it is first seen.
+constexpr DurationNs kListenPortsRefresh = 3600 * kNsPerSec;
 
 struct Collected {
   nvml::GpuSnapshot gpus;
@@ -155,6 +159,8 @@ class PersistStage {
   std::vector<rules::Transition> alerts_;
   TimeNs last_host_written_ = 0;
   TimeNs last_flush_;
+  // (proto, port) → when this stage last wrote it to the store (kListenPortsRefresh).
+  std::map<std::pair<std::string, unsigned>, TimeNs> ports_written_;
 };
 
 struct Evaluated {

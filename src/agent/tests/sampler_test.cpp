@@ -304,7 +304,8 @@ TEST(EvaluateStage, FenceNoticesAreAlertsWithTheirReason) {
 }
 
 // The listening ports are read about once a minute, not every sample, and stored with the time
-// they were first seen (the doctor's baseline for a port that began to listen).
+// they were first seen (the doctor's baseline for a port that began to listen); a known port
+// is written again only once an hour.
 TEST(CollectStage, ListeningPortsAreReadOnceAMinuteAndStored) {
   StoreFixture f;
   auto fs = std::make_shared<MemFs>();
@@ -343,7 +344,36 @@ TEST(CollectStage, ListeningPortsAreReadOnceAMinuteAndStored) {
   ASSERT_TRUE(stored) << stored.error().what();
   ASSERT_EQ(stored->size(), 2U);
   EXPECT_EQ((*stored)[0].first_seen, first.now);
-  EXPECT_EQ((*stored)[0].last_seen, later.now);
+  // Known ports are not written again a minute later: last_seen moves once an hour.
+  EXPECT_EQ((*stored)[0].last_seen, first.now);
+
+  // A port that begins to listen is written at the next look.
+  fs->add_file("/proc/net/tcp6",
+               "  sl  local_address                         remote_address                        "
+               "st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+               "   0: 00000000000000000000000000000000:1F90 00000000000000000000000000000000:0000 "
+               "0A 00000000:00000000 00:00000000 00000000     0        0 31001 1 0000000000000000 "
+               "100 0 0 10 0\n");
+  f.clock.advance(60 * kNsPerSec);
+  Collected with_new = collect.run();
+  ASSERT_TRUE(with_new.listen_ports);
+  f.store->with([&](AgentStore::Access& a) { persist.run(a, with_new); });
+  stored = f.store->with([](AgentStore::Access& a) { return store::listen_ports(a.db); });
+  ASSERT_TRUE(stored) << stored.error().what();
+  ASSERT_EQ(stored->size(), 3U);
+  EXPECT_EQ(stored->back().port, 8080U);
+  EXPECT_EQ(stored->back().first_seen, with_new.now);
+  EXPECT_EQ((*stored)[0].last_seen, first.now);
+
+  // An hour after they were written, the known ports' last_seen is refreshed.
+  f.clock.advance(kListenPortsRefresh);
+  Collected hour_later = collect.run();
+  ASSERT_TRUE(hour_later.listen_ports);
+  f.store->with([&](AgentStore::Access& a) { persist.run(a, hour_later); });
+  stored = f.store->with([](AgentStore::Access& a) { return store::listen_ports(a.db); });
+  ASSERT_TRUE(stored) << stored.error().what();
+  ASSERT_EQ(stored->size(), 3U);
+  for (const auto& p : *stored) EXPECT_EQ(p.last_seen, hour_later.now) << p.port;
 }
 
 TEST(Sampler, AnOverrunSkipsAndCountsTheTicksItCovered) {
