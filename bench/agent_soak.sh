@@ -10,6 +10,8 @@
 #   rss_main      VmRSS of the agent process alone (MiB): the one that must stay flat
 #   anon, file    its RssAnon (heap, stacks) and RssFile (mapped files: the binary, the
 #                 libraries, the store's pages a mapped query read) (MiB)
+#   peak          its VmHWM so far (MiB): the highest RSS the kernel saw, also between rows
+#                 (a seal every 10 minutes, the hourly roll-up)
 #   rss_tree      VmRSS summed over the tree (MiB)
 #   pss_tree      Pss (smaps_rollup) summed over the tree (MiB)
 #   cpu_pct       the tree's utime+stime over the last interval, % of one core (reaped children
@@ -83,6 +85,7 @@ def measure(root):
     procs = tree(root)
     return dict(rss_main=field(f"/proc/{root}/status", "VmRSS:"),
                 anon=field(f"/proc/{root}/status", "RssAnon:"),
+                peak=field(f"/proc/{root}/status", "VmHWM:"),
                 file=field(f"/proc/{root}/status", "RssFile:"),
                 rss=sum(field(f"/proc/{p}/status", "VmRSS:") for p in procs),
                 pss=sum(field(f"/proc/{p}/smaps_rollup", "Pss:") for p in procs),
@@ -123,7 +126,8 @@ try:
     say(f"# cardiac agent soak: {minutes:.0f} min, a row every {sample:.0f} s, sampling every "
         f"{interval}, gzip scrape every {scrape_every:.0f} s" if scrape_every else
         f"# cardiac agent soak: {minutes:.0f} min, a row every {sample:.0f} s, no scrapes")
-    say(f"{'min':>6} {'rss_main':>8} {'anon':>6} {'file':>6} {'rss_tree':>8} {'pss_tree':>8} "
+    say(f"{'min':>6} {'rss_main':>8} {'anon':>6} {'file':>6} {'peak':>6} {'rss_tree':>8} "
+        f"{'pss_tree':>8} "
         f"{'cpu_pct':>7} "
         f"{'wr_kib_s':>8} {'db_mib':>7} {'procs':>5}")
     t0 = time.monotonic()
@@ -140,19 +144,19 @@ try:
             dt = max(now - prev_t, 1e-9)
             db = sum(os.path.getsize(p) for p in glob.glob(f"{d}/state/cardiac.db*"))
             row = dict(min=(now - t0) / 60, rss_main=mib(m["rss_main"]), rss=mib(m["rss"]),
-                       anon=mib(m["anon"]), file=mib(m["file"]),
+                       anon=mib(m["anon"]), file=mib(m["file"]), peak=mib(m["peak"]),
                        pss=mib(m["pss"]), cpu=(m["ticks"] - prev["ticks"]) / HZ / dt * 100,
                        wr=(m["writes"] - prev["writes"]) / 1024 / dt, db=db / 2**20,
                        procs=m["procs"])
             if rows:  # the first row has no interval behind it: no rates
                 rows.append(row)
                 say(f"{row['min']:6.1f} {row['rss_main']:8.2f} {row['anon']:6.2f} "
-                    f"{row['file']:6.2f} {row['rss']:8.2f} "
+                    f"{row['file']:6.2f} {row['peak']:6.2f} {row['rss']:8.2f} "
                     f"{row['pss']:8.2f} {row['cpu']:7.3f} {row['wr']:8.1f} {row['db']:7.2f} "
                     f"{row['procs']:5d}")
             else:
                 say(f"{0.0:6.1f} {row['rss_main']:8.2f} {row['anon']:6.2f} {row['file']:6.2f} "
-                    f"{row['rss']:8.2f} {row['pss']:8.2f} "
+                    f"{row['peak']:6.2f} {row['rss']:8.2f} {row['pss']:8.2f} "
                     f"{'-':>7} {'-':>8} {row['db']:7.2f} {row['procs']:5d}")
                 rows.append(dict(row, cpu=None, wr=None))
             prev, prev_t = m, now
@@ -171,7 +175,8 @@ hours = max(rows[-1]["min"] / 60, 1e-9)
 cpus = [r["cpu"] for r in rows if r["cpu"] is not None]
 wrs = [r["wr"] for r in rows if r["wr"] is not None]
 say(f"# rss_main first {main[0]:.2f} last {main[-1]:.2f} min {min(main):.2f} max {max(main):.2f}"
-    f" MiB; drift {(main[-1] - main[0]) / hours:+.2f} MiB/h")
+    f" MiB; drift {(main[-1] - main[0]) / hours:+.2f} MiB/h; peak (VmHWM) {rows[-1]['peak']:.2f}"
+    f" MiB")
 if cpus:
     say(f"# cpu_pct mean {sum(cpus) / len(cpus):.3f} min {min(cpus):.3f} max {max(cpus):.3f}; "
         f"wr_kib_s mean {sum(wrs) / len(wrs):.1f} max {max(wrs):.1f}")

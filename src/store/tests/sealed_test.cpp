@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "core/format.h"
 #include "store/query.h"
 #include "store/retention.h"
 #include "store/schema.h"
@@ -176,6 +178,49 @@ TEST(StoreSealed, WriterSealsTheTailWhenASeriesReachesTheChunkSize) {
   ASSERT_EQ(points->size(), static_cast<std::size_t>(written + 1));
   for (int i = 0; i < written; ++i) {
     EXPECT_EQ((*points)[static_cast<std::size_t>(i)].value, i % 9) << i;
+  }
+}
+
+// A seal's chunks are made a group of series at a time (the sampler then holds one group's
+// points, not the seal's): with 150 series, three groups, every point stays, each series gets
+// one chunk, and the chunks go in in key order as one pass wrote them.
+TEST(StoreSealed, ASealOfManySeriesKeepsEveryPointInKeyOrder) {
+  TempDir dir;
+  Db db = testing::open_test_store(dir);
+  SampleWriter w(db);
+  constexpr int kMetrics = 10;
+  constexpr unsigned kGpus = 15;
+  const auto value = [](int m, unsigned g, int i) { return m * 1000.0 + g * 10.0 + i * 0.25; };
+  for (int i = 0; i < static_cast<int>(kSealPoints); ++i) {
+    for (int m = 0; m < kMetrics; ++m) {
+      for (unsigned g = 0; g < kGpus; ++g) {
+        ASSERT_TRUE(
+            w.append(fmt::format("gpu_test_{}", m), g, kHour0 + i * kNsPerSec, value(m, g, i)));
+      }
+    }
+    if (i % 5 == 4) {
+      ASSERT_TRUE(w.flush());
+    }
+  }
+  ASSERT_TRUE(w.flush());
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_seals"), 1);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_chunks"), kMetrics * kGpus);
+  EXPECT_EQ(scalar(db, "SELECT sum(count) FROM sample_chunks"),
+            kMetrics * kGpus * static_cast<int>(kSealPoints));
+  // In key order by insertion (rowid), as the unique index lays a seal's chunks out.
+  auto st = db.prepare("SELECT metric_id, gpu FROM sample_chunks ORDER BY id");
+  ASSERT_TRUE(st);
+  std::vector<std::pair<std::int64_t, std::int64_t>> order;
+  while (st->step().value_or(false)) order.emplace_back(st->column_int64(0), st->column_int64(1));
+  EXPECT_TRUE(std::is_sorted(order.begin(), order.end()));
+  const auto rows = testing::raw_rows(db);
+  ASSERT_EQ(rows.size(), static_cast<std::size_t>(kMetrics * kGpus) * kSealPoints);
+  for (const auto& r : rows) {
+    const int m = std::stoi(r.metric.substr(std::string("gpu_test_").size()));
+    const int i = static_cast<int>((r.time - kHour0) / kNsPerSec);
+    ASSERT_TRUE(r.gpu);
+    EXPECT_EQ(r.value, value(m, static_cast<unsigned>(*r.gpu), i))
+        << r.metric << " gpu " << *r.gpu << " at " << i;
   }
 }
 
