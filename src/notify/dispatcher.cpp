@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "core/log.h"
+#include "core/thread_name.h"
 
 namespace cardiac::notify {
 
@@ -40,7 +41,10 @@ Dispatcher::Dispatcher(std::vector<std::unique_ptr<Notifier>> notifiers, Dispatc
     w->stats.name = n->name();
     w->notifier = std::move(n);
     workers_.push_back(w);
-    threads_.emplace_back([w, opts = options_] { run(w, opts); });
+    threads_.emplace_back([w, opts = options_] {
+      name_this_thread("cardiac-notify");
+      run(w, opts);
+    });
   }
 }
 

@@ -14,6 +14,7 @@
 
 #include "core/format.h"
 #include "core/log.h"
+#include "core/thread_name.h"
 #include "queue/protocol.h"
 
 namespace cardiac::queue {
@@ -83,7 +84,10 @@ Status SocketServer::start() {
   // Anyone may connect; SO_PEERCRED says who they are.
   ::chmod(path_.c_str(), 0666);
   if (pipe2(stop_pipe_, O_CLOEXEC) != 0) return fail(Error::io("pipe", errno));
-  thread_ = std::thread([this] { accept_loop(); });
+  thread_ = std::thread([this] {
+    name_this_thread("cardiac-socket");
+    accept_loop();
+  });
   return {};
 }
 
@@ -136,6 +140,7 @@ void SocketServer::accept_loop() {
     open_fds_.insert(fd);
     lock.unlock();
     std::thread([this, fd] {
+      name_this_thread("cardiac-sockcon");
       serve(fd);
       std::lock_guard done(mu_);
       open_fds_.erase(fd);
