@@ -186,19 +186,23 @@ Result<bool> legacy_is_empty(const Db& db) {
   return any->value_or(0) == 0;
 }
 
-// Merges the distinct instants of `points` into `times` (sorted, unique). The series of a seal
-// share their instants (8 GPUs: 357 series, about 600 instants), so this beats collecting every
-// point's time and sorting them all.
-void merge_times(const std::vector<Point>& points, std::vector<TimeNs>& times) {
-  std::vector<TimeNs> mine;
-  mine.reserve(points.size());
-  for (const Point& p : points) mine.push_back(p.time);
+// Merges the distinct instants of `mine` (any order) or of `points` into `times` (sorted,
+// unique). The series of a seal share their instants (8 GPUs: 357 series, about 600 instants),
+// so this beats collecting every point's time and sorting them all.
+void merge_instants(std::vector<TimeNs> mine, std::vector<TimeNs>& times) {
   std::sort(mine.begin(), mine.end());
   mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
   std::vector<TimeNs> merged;
   merged.reserve(times.size() + mine.size());
   std::set_union(times.begin(), times.end(), mine.begin(), mine.end(), std::back_inserter(merged));
   times.swap(merged);
+}
+
+void merge_times(const std::vector<Point>& points, std::vector<TimeNs>& times) {
+  std::vector<TimeNs> mine;
+  mine.reserve(points.size());
+  for (const Point& p : points) mine.push_back(p.time);
+  merge_instants(std::move(mine), times);
 }
 
 // The `sample_seals` row of a new seal over `times` (not empty); returns its id.
@@ -426,10 +430,13 @@ Result<std::int64_t> seal_tail_locked(Db& db, const SeriesMap& extra) {
   CARDIAC_TRY(decode_tail(
       db,
       [&](const std::vector<SeriesPoints>& series) {
+        // One merge per record: its series share the record's few instants.
+        std::vector<TimeNs> instants;
         for (const auto& sp : series) {
           counts[sp.key] += sp.points.size();
-          merge_times(sp.points, times);
+          for (const Point& p : sp.points) instants.push_back(p.time);
         }
+        merge_instants(std::move(instants), times);
       },
       &last_segment));
   std::int64_t total = 0;
