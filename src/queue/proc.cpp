@@ -2,16 +2,13 @@
 // /proc/<pid>/stat parsing and the liveness and ancestry checks built on it.
 #include "queue/proc.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <unistd.h>
 
-#include <array>
-#include <cerrno>
 #include <filesystem>
 
 #include "core/strings.h"
 #include "host/processes.h"
+#include "platform/fs.h"
 
 namespace cardiac::queue {
 
@@ -29,24 +26,15 @@ std::optional<ProcStat> parse_proc_stat(std::string_view text) {
   return s;
 }
 
-// One open and one read into a stack buffer: the loop asks this for every GPU process at every
-// sample, and a stream (its buffer, its locale) cost several times the system calls.
+// Read with the platform's reader (open and read(2), no stream): the loop asks this for every
+// GPU process at every sample, and an ifstream (its buffer, its locale) cost several times that.
 std::optional<ProcStat> read_proc_stat(pid_t pid, const std::string& proc_root) {
   if (pid <= 0) return std::nullopt;
-  const std::string path = proc_root + "/" + std::to_string(pid) + "/stat";
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
   // A stat line is a few hundred bytes: the name is at most 64 and the 50 numbers are short.
-  std::array<char, 4096> buf{};
-  std::size_t got = 0;
-  while (got < buf.size()) {
-    const ssize_t n = ::read(fd, buf.data() + got, buf.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  return parse_proc_stat(std::string_view(buf.data(), got));
+  constexpr std::size_t kStatMax = 4096;
+  auto text = RootFs().read_file(proc_root + "/" + std::to_string(pid) + "/stat", kStatMax);
+  if (!text) return std::nullopt;
+  return parse_proc_stat(*text);
 }
 
 bool process_alive(pid_t pid, std::int64_t start_ticks, const std::string& proc_root) {

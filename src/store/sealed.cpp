@@ -450,22 +450,17 @@ Result<std::int64_t> seal_tail_locked(Db& db, const SeriesMap& extra) {
       for (std::size_t i = 0; i < kSealGroup && it != counts.end(); ++i, ++it) {
         group[it->first].reserve(it->second);
       }
-      const SeriesKey first = group.begin()->first;
-      const SeriesKey last = group.rbegin()->first;
-      const auto in_group = [&](const SeriesKey& k) { return !(k < first) && !(last < k); };
+      const auto add = [&](const SeriesKey& key, const std::vector<Point>& points) {
+        if (auto g = group.find(key); g != group.end()) {
+          g->second.insert(g->second.end(), points.begin(), points.end());
+        }
+      };
       // The batch's points before the tail's, as the seal of one map had them.
-      for (const auto& [key, points] : extra) {
-        if (in_group(key)) group[key].insert(group[key].end(), points.begin(), points.end());
-      }
+      for (const auto& [key, points] : extra) add(key, points);
       CARDIAC_TRY(decode_tail(
           db,
           [&](const std::vector<SeriesPoints>& series) {
-            for (const auto& sp : series) {
-              if (in_group(sp.key)) {
-                auto& into = group[sp.key];
-                into.insert(into.end(), sp.points.begin(), sp.points.end());
-              }
-            }
+            for (const auto& sp : series) add(sp.key, sp.points);
           },
           nullptr));
       CARDIAC_TRY(insert_chunks(db, *seal, times, group));

@@ -336,11 +336,16 @@ TEST(CollectStage, ListeningPortsAreReadOnceAMinuteAndStored) {
   f.store->with([&](AgentStore::Access& a) { persist.run(a, first); });
   f.clock.advance(30 * kNsPerSec);
   EXPECT_FALSE(collect.run().listen_ports);
+  // One look at the ports, persisted; then what the store holds.
+  const auto look = [&](Collected& c) {
+    c = collect.run();
+    EXPECT_TRUE(c.listen_ports);
+    f.store->with([&](AgentStore::Access& a) { persist.run(a, c); });
+    return f.store->with([](AgentStore::Access& a) { return store::listen_ports(a.db); });
+  };
   f.clock.advance(30 * kNsPerSec);
-  Collected later = collect.run();
-  ASSERT_TRUE(later.listen_ports);
-  f.store->with([&](AgentStore::Access& a) { persist.run(a, later); });
-  auto stored = f.store->with([](AgentStore::Access& a) { return store::listen_ports(a.db); });
+  Collected later;
+  auto stored = look(later);
   ASSERT_TRUE(stored) << stored.error().what();
   ASSERT_EQ(stored->size(), 2U);
   EXPECT_EQ((*stored)[0].first_seen, first.now);
@@ -355,10 +360,8 @@ TEST(CollectStage, ListeningPortsAreReadOnceAMinuteAndStored) {
                "0A 00000000:00000000 00:00000000 00000000     0        0 31001 1 0000000000000000 "
                "100 0 0 10 0\n");
   f.clock.advance(60 * kNsPerSec);
-  Collected with_new = collect.run();
-  ASSERT_TRUE(with_new.listen_ports);
-  f.store->with([&](AgentStore::Access& a) { persist.run(a, with_new); });
-  stored = f.store->with([](AgentStore::Access& a) { return store::listen_ports(a.db); });
+  Collected with_new;
+  stored = look(with_new);
   ASSERT_TRUE(stored) << stored.error().what();
   ASSERT_EQ(stored->size(), 3U);
   EXPECT_EQ(stored->back().port, 8080U);
@@ -367,10 +370,8 @@ TEST(CollectStage, ListeningPortsAreReadOnceAMinuteAndStored) {
 
   // An hour after they were written, the known ports' last_seen is refreshed.
   f.clock.advance(kListenPortsRefresh);
-  Collected hour_later = collect.run();
-  ASSERT_TRUE(hour_later.listen_ports);
-  f.store->with([&](AgentStore::Access& a) { persist.run(a, hour_later); });
-  stored = f.store->with([](AgentStore::Access& a) { return store::listen_ports(a.db); });
+  Collected hour_later;
+  stored = look(hour_later);
   ASSERT_TRUE(stored) << stored.error().what();
   ASSERT_EQ(stored->size(), 3U);
   for (const auto& p : *stored) EXPECT_EQ(p.last_seen, hour_later.now) << p.port;
