@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Microbenchmarks of one status sample: NVML reads, the worker round trip, host, report, JSON.
+// Microbenchmarks of one status sample (NVML reads, the worker round trip, host, report, JSON)
+// and of one /metrics scrape (render, gzip, brotli).
 #include <benchmark/benchmark.h>
 #include <dirent.h>
 #include <sys/resource.h>
@@ -20,13 +21,16 @@
 #include "agent/security_watch.h"
 #include "cli/status_text.h"
 #include "core/clock.h"
+#include "core/malloc_tuning.h"
 #include "health/report.h"
 #include "host/host.h"
+#include "metrics/exposition.h"
 #include "nvml/gpu_json.h"
 #include "nvml/gpu_wire.h"
 #include "nvml/library.h"
 #include "nvml/reader.h"
 #include "platform/fs.h"
+#include "server/encoding.h"
 #include "telemetry/gpu_collector.h"
 #include "telemetry/gpu_worker.h"
 #include "telemetry/worker_progress.h"
@@ -420,6 +424,76 @@ void BM_FullSampleCpu_Live(benchmark::State& state) {
   full_sample(state, "/", false);
 }
 BENCHMARK(BM_FullSampleCpu_Live)->Unit(benchmark::kMicrosecond)->MinTime(0.2);
+
+// One /metrics scrape of a new sample, as the agent serves it: the 8-GPU exposition with
+// every GPU's fault counts, then its gzip form (what Prometheus asks for) or its brotli form (a
+// browser's). The allocator is set as the agent sets it, so the figures carry its page faults.
+std::optional<health::StatusReport> scrape_report(benchmark::State& state) {
+  tune_malloc_for_agent();
+  use_healthy_scenario();
+  nvml::GpuSnapshot gpus;
+  {
+    telemetry::GpuCollector collector(collector_options(), SystemClock::instance());
+    gpus = collector.sample();
+  }
+  if (gpus.gpus.size() != kExpectedGpus) {
+    state.SkipWithError(("sample failed: " + gpus.error).c_str());
+    return std::nullopt;
+  }
+  RootFs fs(fixture_root());
+  return health::build_report(std::move(gpus),
+                              host::collect_host(fs, SystemClock::instance().now()), nullptr);
+}
+
+metrics::ExpositionInput scrape_input(const health::StatusReport& report) {
+  metrics::ExpositionInput in;
+  in.report = &report;
+  in.agent.kmsg_up = 1;
+  in.agent.samples_total = 3600;
+  in.queue = metrics::QueueMetrics{};
+  return in;
+}
+
+void BM_MetricsRender(benchmark::State& state) {
+  auto report = scrape_report(state);
+  if (!report) return;
+  const metrics::ExpositionInput in = scrape_input(*report);
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    std::string text = metrics::render_metrics(in, {.hostname = "node-1"});
+    bytes = text.size();
+    benchmark::DoNotOptimize(text.data());
+  }
+  state.counters["bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_MetricsRender)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
+
+void metrics_encode(benchmark::State& state, server::ContentCoding coding) {
+  auto report = scrape_report(state);
+  if (!report) return;
+  const std::string text = metrics::render_metrics(scrape_input(*report), {.hostname = "node-1"});
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    auto body = server::encode(text, coding);
+    if (!body) {
+      state.SkipWithError(body.error().what().c_str());
+      return;
+    }
+    bytes = body->size();
+    benchmark::DoNotOptimize(body->data());
+  }
+  state.counters["bytes"] = static_cast<double>(bytes);
+}
+
+void BM_MetricsGzip(benchmark::State& state) {
+  metrics_encode(state, server::ContentCoding::kGzip);
+}
+BENCHMARK(BM_MetricsGzip)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
+
+void BM_MetricsBrotli(benchmark::State& state) {
+  metrics_encode(state, server::ContentCoding::kBrotli);
+}
+BENCHMARK(BM_MetricsBrotli)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 
 }  // namespace
 

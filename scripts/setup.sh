@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libfmt-dev libspdlog-dev nlohmann-json3-dev libtomlplusplus-dev libexpected-dev libcli11-dev
-  libsqlite3-dev libcpp-httplib-dev zlib1g-dev liblzma-dev libzstd-dev libbrotli-dev
+  libsqlite3-dev libcpp-httplib-dev zlib1g-dev liblzma-dev libzstd-dev libbrotli-dev libdeflate-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang clang-format clang-tidy-22 hyperfine
   clang-16 libclang-rt-16-dev llvm-16

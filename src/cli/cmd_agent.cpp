@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `cardiac agent`: run the daemon until SIGINT/SIGTERM; SIGHUP re-reads the configuration.
 #include <fcntl.h>
-#include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 #include "config/config.h"
 #include "core/format.h"
 #include "core/log.h"
+#include "core/malloc_tuning.h"
 #include "core/strings.h"
 
 namespace cardiac::cli {
@@ -32,9 +32,6 @@ struct AgentFlags {
   std::string interval;
   bool print_default_config = false;
 };
-
-constexpr int kMallocArenas = 2;
-constexpr int kMmapThreshold = 16 * 1024;
 
 // The main thread sleeps in read() on this pipe until a signal handler, on whichever thread the
 // signal lands, writes a byte: no periodic wake-up to look at a flag.
@@ -144,16 +141,7 @@ int run_agent(const AgentFlags& f, bool config_named, Context& ctx) {
   const std::string token_from = cfg->agent.token.empty()
                                      ? agent::api_token_path(cfg->agent.state_dir)
                                      : std::string("the configuration");
-  // glibc gives each thread that allocates an arena of its own (up to 8 per core): with a
-  // dozen mostly idle threads that is a dozen heaps each keeping freed pages. Two arenas hold
-  // the agent's few allocations per second without contention and keep its RSS flat.
-  mallopt(M_ARENA_MAX, kMallocArenas);
-  // Blocks of kMmapThreshold and more get pages of their own, given back on free. Without it
-  // each roll-up's decoded samples (a vector per series) were carved from the arena the other
-  // threads share, and the small blocks those threads kept meanwhile pinned the pages: the
-  // agent's RSS stepped up by 0.5-2 MiB at roll-ups that malloc_trim could not give back
-  // (bench/README.md, the agent soak). Fixed, so glibc does not raise it after a free.
-  mallopt(M_MMAP_THRESHOLD, kMmapThreshold);
+  tune_malloc_for_agent();
   if (!install_signal_handlers()) {
     ctx.err << "cardiac agent: pipe: " << std::strerror(errno) << "\n";
     return kExitCannotRun;

@@ -2,8 +2,11 @@
 // Walks the metric registry over a status report and writes Prometheus text format 0.0.4.
 #include "metrics/exposition.h"
 
+#include <array>
 #include <cmath>
+#include <initializer_list>
 #include <set>
+#include <type_traits>
 #include <vector>
 
 #include "core/format.h"
@@ -15,47 +18,65 @@
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 namespace cardiac::metrics {
+namespace {
+
+// Appends `v` escaped as a label value: a run without \\, " or a newline goes in one piece.
+void append_label_value(std::string& out, std::string_view v) {
+  for (;;) {
+    const auto special = v.find_first_of("\\\"\n");
+    out.append(v.substr(0, special));
+    if (special == std::string_view::npos) return;
+    const char c = v[special];
+    out += '\\';
+    out += c == '\n' ? 'n' : c;
+    v.remove_prefix(special + 1);
+  }
+}
+
+// Appends a sample value as format_value() writes it, without a string of its own.
+void append_value(std::string& out, double v) {
+  if (std::isinf(v)) {
+    out += v > 0 ? "+Inf" : "-Inf";
+    return;
+  }
+  // Counters and byte sizes are integers: print them as such rather than as 8e+10, which
+  // parses the same but reads worse. 2^53 bounds where a double still holds every integer.
+  if (std::nearbyint(v) == v && std::fabs(v) < 9007199254740992.0) {
+    fmt::format_int digits(static_cast<std::int64_t>(v));
+    out.append(digits.data(), digits.size());
+    return;
+  }
+  std::array<char, 32> buf{};  // the shortest round-trip form of a double is at most 24
+  auto* end = fmt::format_to_n(buf.data(), buf.size(), "{}", v).out;
+  out.append(buf.data(), end);
+}
+
+}  // namespace
 
 std::string escape_label_value(std::string_view v) {
   std::string out;
   out.reserve(v.size());
-  for (char c : v) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
+  append_label_value(out, v);
   return out;
 }
 
 std::string escape_help(std::string_view v) {
   std::string out;
   out.reserve(v.size());
-  for (char c : v) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
+  for (;;) {
+    const auto special = v.find_first_of("\\\n");
+    out.append(v.substr(0, special));
+    if (special == std::string_view::npos) return out;
+    out += '\\';
+    out += v[special] == '\n' ? 'n' : '\\';
+    v.remove_prefix(special + 1);
   }
-  return out;
 }
 
 std::string format_value(double v) {
-  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  // Counters and byte sizes are integers: print them as such rather than as 8e+10, which
-  // parses the same but reads worse. 2^53 bounds where a double still holds every integer.
-  if (std::nearbyint(v) == v && std::fabs(v) < 9007199254740992.0) {
-    return fmt::format("{}", static_cast<std::int64_t>(v));
-  }
-  return fmt::format("{}", v);
+  std::string out;
+  append_value(out, v);
+  return out;
 }
 
 std::string dcgm_bus_id(std::string_view bus_id) {
@@ -96,59 +117,44 @@ std::string render_labels(const Labels& labels) {
   return out;
 }
 
-// `base` (rendered) with one more label.
-std::string with_label(const std::string& base, std::string_view key, std::string_view value) {
-  Labels extra = {{key, std::string(value)}};
-  std::string more = render_labels(extra);
-  if (base.empty() || more.empty()) return base + more;
-  return base + "," + more;
-}
+// A label written after a series' rendered set, its value escaped as it is written; an empty
+// value is left out, as render_labels() does.
+struct Extra {
+  std::string_view key;
+  std::string_view value;
+};
 
+// The series of each family, made into the text in name order at the end. A scrape of an
+// 8-GPU node writes about 500 series: each goes straight into its family's text, with no
+// string of its own for the value or the added labels.
 class Writer {
  public:
-  // Adds one series with labels from render_labels(); an absent or NaN value adds nothing, so
-  // the family may end up empty.
-  void add(std::string_view name, std::string_view help, MetricType type, std::string_view labels,
-           std::optional<double> raw, Scale scale) {
+  // Adds one series with labels from render_labels() and `extra` after them; an absent or NaN
+  // value adds nothing, so the family may end up empty. `help` is the HELP text, or a function
+  // that makes it (called once, when the family is made).
+  template <class Help, class Extras = std::initializer_list<Extra>>
+  void add(std::string_view name, const Help& help, MetricType type, std::string_view labels,
+           std::optional<double> raw, Scale scale, const Extras& extra = {}) {
     if (!raw) return;
     double v = scale.apply(*raw);
     if (std::isnan(v)) return;
-    Family& f = family(name);
-    if (f.lines.empty()) {
-      f.help = escape_help(help);
-      f.type = type;
-    }
-    f.lines += name;
-    if (!labels.empty()) {
-      f.lines += '{';
-      f.lines += labels;
-      f.lines += '}';
-    }
-    f.lines += ' ';
-    f.lines += format_value(v);
-    f.lines += '\n';
+    line(family(name, type, help), name, labels, extra, v);
   }
 
   // A histogram: cumulative _bucket series (le), then _sum and _count, under one family.
-  void add_histogram(std::string_view name, std::string_view help, const std::string& base,
+  void add_histogram(std::string_view name, std::string_view help, std::string_view base,
                      const std::vector<double>& bounds, const std::vector<std::uint64_t>& counts,
                      double sum) {
-    Family& f = family(name);
-    f.help = escape_help(help);
-    f.type = MetricType::kHistogram;
-    auto labelled = [&](std::string_view suffix, const std::string& extra) {
-      std::string all = base;
-      if (!extra.empty()) all += (all.empty() ? "" : ",") + extra;
-      return fmt::format("{}{}{}", name, suffix, all.empty() ? "" : "{" + all + "}");
-    };
+    Family& f = family(name, MetricType::kHistogram, help);
+    const std::string bucket = std::string(name) + "_bucket";
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i < counts.size(); ++i) {
       cumulative += counts[i];
-      std::string le = i < bounds.size() ? format_value(bounds[i]) : "+Inf";
-      f.lines += fmt::format("{} {}\n", labelled("_bucket", "le=\"" + le + "\""), cumulative);
+      const std::string le = i < bounds.size() ? format_value(bounds[i]) : "+Inf";
+      line(f, bucket, base, {Extra{"le", le}}, static_cast<double>(cumulative));
     }
-    f.lines += fmt::format("{} {}\n", labelled("_sum", ""), format_value(sum));
-    f.lines += fmt::format("{} {}\n", labelled("_count", ""), cumulative);
+    line(f, std::string(name) + "_sum", base, {}, sum);
+    line(f, std::string(name) + "_count", base, {}, static_cast<double>(cumulative));
   }
 
   std::string str() const {
@@ -159,18 +165,69 @@ class Writer {
     out.reserve(size);
     for (const auto& [name, f] : families_) {  // std::map: sorted by name
       if (f.lines.empty()) continue;
-      out +=
-          fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, f.help, name, metric_type_name(f.type));
+      out += "# HELP ";
+      out += name;
+      out += ' ';
+      out += f.help;
+      out += "\n# TYPE ";
+      out += name;
+      out += ' ';
+      out += metric_type_name(f.type);
+      out += '\n';
       out += f.lines;
     }
     return out;
   }
 
  private:
-  Family& family(std::string_view name) {
+  // A family's text starts with room for a few lines; most families have one per GPU.
+  static constexpr std::size_t kFamilyReserve = 512;
+
+  template <class Help>
+  Family& family(std::string_view name, MetricType type, const Help& help) {
     auto it = families_.find(name);
-    if (it == families_.end()) it = families_.emplace(std::string(name), Family{}).first;
-    return it->second;
+    if (it != families_.end()) return it->second;
+    Family f;
+    if constexpr (std::is_invocable_v<Help>) {
+      f.help = escape_help(help());
+    } else {
+      f.help = escape_help(help);
+    }
+    f.type = type;
+    f.lines.reserve(kFamilyReserve);
+    return families_.emplace(std::string(name), std::move(f)).first->second;
+  }
+
+  template <class Extras>
+  static void line(Family& f, std::string_view name, std::string_view labels, const Extras& extra,
+                   double v) {
+    std::string& out = f.lines;
+    out += name;
+    bool open = false;
+    auto next = [&] {
+      out += open ? ',' : '{';
+      open = true;
+    };
+    if (!labels.empty()) {
+      next();
+      out += labels;
+    }
+    for (const Extra& e : extra) {
+      if (e.value.empty()) continue;
+      next();
+      out += e.key;
+      out += "=\"";
+      append_label_value(out, e.value);
+      out += '"';
+    }
+    if (open) out += '}';
+    out += ' ';
+    append_value(out, v);
+    out += '\n';
+  }
+  static void line(Family& f, std::string_view name, std::string_view labels,
+                   std::initializer_list<Extra> extra, double v) {
+    line<std::initializer_list<Extra>>(f, name, labels, extra, v);
   }
 
   std::map<std::string, Family, std::less<>> families_;
@@ -212,7 +269,10 @@ class Renderer {
   Renderer(const ExpositionInput& in, const ExpositionOptions& opt) : in_(in), opt_(opt) {
     host_ = render_labels({{"hostname", opt.hostname}});
     if (in.report) {
-      for (const auto& g : in.report->gpus) labels_.push_back(gpu_labels(g, *in.report, opt));
+      for (const auto& g : in.report->gpus) {
+        by_bus_[nvml::normalize_pci_bus_id(g.reading.pci_bus_id)] = labels_.size();
+        labels_.push_back(gpu_labels(g, *in.report, opt));
+      }
     }
   }
 
@@ -226,7 +286,9 @@ class Renderer {
   void gpu_series(const MetricDef& m, std::size_t i, std::optional<double> raw) {
     w_.add(m.name, m.help, m.type, labels_[i].native, raw, m.scale);
     if (opt_.compat_dcgm && !m.dcgm.name.empty()) {
-      w_.add(m.dcgm.name, dcgm_help(m), m.dcgm.type, labels_[i].dcgm, raw, m.dcgm.scale);
+      w_.add(
+          m.dcgm.name, [&] { return dcgm_help(m); }, m.dcgm.type, labels_[i].dcgm, raw,
+          m.dcgm.scale);
     }
   }
 
@@ -242,17 +304,15 @@ class Renderer {
       case Scope::kFilesystem:
         if (!r) return;
         for (const auto& f : r->host.filesystems) {
-          std::string l = render_labels({{"hostname", opt_.hostname},
-                                         {"mountpoint", f.mount_point},
-                                         {"device", f.device},
-                                         {"fstype", f.fs_type}});
-          w_.add(m.name, m.help, m.type, l, m.fs(f), m.scale);
+          w_.add(m.name, m.help, m.type, host_, m.fs(f), m.scale,
+                 {Extra{"mountpoint", f.mount_point}, Extra{"device", f.device},
+                  Extra{"fstype", f.fs_type}});
         }
         return;
       case Scope::kNic:
         if (!r) return;
         for (const auto& n : r->host.nics) {
-          w_.add(m.name, m.help, m.type, with_label(host_, "interface", n.name), m.nic(n), m.scale);
+          w_.add(m.name, m.help, m.type, host_, m.nic(n), m.scale, {Extra{"interface", n.name}});
         }
         return;
       case Scope::kGpu:
@@ -280,13 +340,13 @@ class Renderer {
       case Scope::kQueueState:
         if (!in_.queue) return;
         for (const auto& [state, n] : in_.queue->jobs_by_state) {
-          w_.add(m.name, m.help, m.type, with_label(host_, "state", state), n, m.scale);
+          w_.add(m.name, m.help, m.type, host_, n, m.scale, {Extra{"state", state}});
         }
         return;
       case Scope::kQueueUser:
         if (!in_.queue) return;
         for (const auto& [user, seconds] : in_.queue->user_gpu_seconds) {
-          w_.add(m.name, m.help, m.type, with_label(host_, "user", user), seconds, m.scale);
+          w_.add(m.name, m.help, m.type, host_, seconds, m.scale, {Extra{"user", user}});
         }
         return;
       case Scope::kQueueWait:
@@ -318,8 +378,9 @@ class Renderer {
           if (in_.report->gpus[i].reading.index == index) l = labels_[i].native;
         }
       }
-      for (const auto& [k, v] : facts) l = with_label(l, k, v);
-      w_.add(m.name, m.help, m.type, l, 1.0, m.scale);
+      std::vector<Extra> extra;
+      for (const auto& [k, v] : facts) extra.push_back({k, v});
+      w_.add(m.name, m.help, m.type, l, 1.0, m.scale, extra);
     }
   }
 
@@ -328,8 +389,8 @@ class Renderer {
       const auto& mask = r.gpus[i].reading.clock_event_reasons;
       if (!mask) continue;
       for (const auto& reason : nvml::clock_event_reasons()) {
-        w_.add(m.name, m.help, m.type, with_label(labels_[i].native, "reason", reason.name),
-               (*mask & reason.bit) ? 1.0 : 0.0, m.scale);
+        w_.add(m.name, m.help, m.type, labels_[i].native, (*mask & reason.bit) ? 1.0 : 0.0, m.scale,
+               {Extra{"reason", reason.name}});
       }
     }
   }
@@ -365,62 +426,56 @@ class Renderer {
         }
       }
       for (const auto& [source, job] : jobs) {
-        w_.add(m.name, m.help, m.type,
-               with_label(with_label(labels_[i].native, "job", job), "source", source), 1.0,
-               m.scale);
+        w_.add(m.name, m.help, m.type, labels_[i].native, 1.0, m.scale,
+               {Extra{"job", job}, Extra{"source", source}});
       }
     }
   }
 
+  // The labels of the report's GPU at `bus` (normalised), or the bus id and host for a GPU
+  // that has since vanished; `scratch` holds the latter.
+  std::string_view bus_labels(const std::string& bus, std::string& scratch) const {
+    if (auto it = by_bus_.find(bus); it != by_bus_.end() && !bus.empty()) {
+      return labels_[it->second].native;
+    }
+    scratch = render_labels({{"pci_bus_id", bus}, {"hostname", opt_.hostname}});
+    return scratch;
+  }
+
   void xid_counts(const MetricDef& m) {
+    std::string scratch;
     for (const auto& [key, count] : in_.xid_counts) {
-      std::string bus = nvml::normalize_pci_bus_id(key.first);
-      std::string l = render_labels({{"pci_bus_id", bus}, {"hostname", opt_.hostname}});
-      // Label it like the GPU's other series when the GPU is still in the report; an Xid
-      // of a GPU that has since vanished keeps its bus id.
-      if (in_.report) {
-        for (std::size_t i = 0; i < in_.report->gpus.size(); ++i) {
-          if (in_.report->gpus[i].reading.pci_bus_id == bus && !bus.empty()) l = labels_[i].native;
-        }
-      }
-      w_.add(m.name, m.help, m.type, with_label(l, "xid", std::to_string(key.second)),
-             static_cast<double>(count), m.scale);
+      const std::string bus = nvml::normalize_pci_bus_id(key.first);
+      const fmt::format_int xid(key.second);
+      w_.add(m.name, m.help, m.type, bus_labels(bus, scratch), static_cast<double>(count), m.scale,
+             {Extra{"xid", {xid.data(), xid.size()}}});
     }
   }
 
   // Every GPU of the report starts at 0 for every GPU class, so that the first fault of a GPU
   // is an increase for Prometheus too (increase() over a series born at 1 reads 0).
   void fault_counts(const MetricDef& m) {
-    std::map<std::pair<std::string, std::string>, std::uint64_t> counts;  // (bus, class)
+    std::map<std::pair<std::string, std::string_view>, std::uint64_t> counts;  // (bus, class)
     // While the kernel log cannot be read a 0 is a claim nobody checked: only counts NVML's
     // Xid events produced are shown, the rest is absent (unknown).
     const bool zeros = in_.agent.kmsg_up.value_or(1) != 0;
-    if (in_.report && zeros) {
-      for (const auto& gs : in_.report->gpus) {
-        const std::string bus = nvml::normalize_pci_bus_id(gs.reading.pci_bus_id);
+    if (zeros) {
+      for (const auto& [bus, i] : by_bus_) {
         if (bus.empty()) continue;
         for (const auto& c : health::fault_classes()) {
-          if (c.fault_class != health::FaultClass::kSxidFatal) counts[{bus, std::string(c.name)}];
+          if (c.fault_class != health::FaultClass::kSxidFatal) counts[{bus, c.name}];
         }
       }
     }
     for (const auto& [key, count] : in_.fault_counts) {
-      counts[{nvml::normalize_pci_bus_id(key.first),
-              std::string(health::fault_class_name(key.second))}] += count;
+      counts[{nvml::normalize_pci_bus_id(key.first), health::fault_class_name(key.second)}] +=
+          count;
     }
+    std::string scratch;
     for (const auto& [key, count] : counts) {
       if (count == 0 && !zeros) continue;
-      std::string l = render_labels({{"pci_bus_id", key.first}, {"hostname", opt_.hostname}});
-      if (in_.report) {
-        for (std::size_t i = 0; i < in_.report->gpus.size(); ++i) {
-          if (!key.first.empty() &&
-              nvml::normalize_pci_bus_id(in_.report->gpus[i].reading.pci_bus_id) == key.first) {
-            l = labels_[i].native;
-          }
-        }
-      }
-      w_.add(m.name, m.help, m.type, with_label(l, "class", key.second), static_cast<double>(count),
-             m.scale);
+      w_.add(m.name, m.help, m.type, bus_labels(key.first, scratch), static_cast<double>(count),
+             m.scale, {Extra{"class", key.second}});
     }
   }
 
@@ -428,6 +483,8 @@ class Renderer {
   const ExpositionOptions& opt_;
   std::string host_;               // rendered
   std::vector<GpuLabels> labels_;  // per report GPU, same order
+  // Normalised PCI bus id → position in the report (labels_).
+  std::map<std::string, std::size_t, std::less<>> by_bus_;
   Writer w_;
 };
 
