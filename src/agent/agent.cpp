@@ -25,6 +25,7 @@
 #include "core/log.h"
 #include "core/thread_name.h"
 #include "doctor/finding_ids.h"
+#include "host/bounded.h"
 #include "platform/subprocess.h"
 #include "queue/job_store.h"
 #include "rules/defaults.h"
@@ -159,7 +160,9 @@ struct Agent::Parts {
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<KernelLogFollower> kernel_log;
   std::optional<host::HostSnapshot> last_host;  // sample_now()'s previous host reading
-  HeapTrimmer trimmer{clock};                   // run by the sampler thread after a sample
+  // The host's reads, on one kept thread: the host thread's, or sample_now()'s.
+  std::unique_ptr<host::HostReader> host_reader;
+  HeapTrimmer trimmer{clock};  // run by the sampler thread after a sample
   // The GPU job queue ([queue] enabled): its own threads, store connection and socket; it
   // reads the snapshot through a view callback.
   std::unique_ptr<queue::Queue> queue;
@@ -308,6 +311,7 @@ Status Agent::start() {
   publish.alertmanager = std::move(*am);
 
   p.fs = p.options.fs ? p.options.fs : std::make_shared<RootFs>(c.host.root);
+  p.host_reader = std::make_unique<host::HostReader>(p.fs);
   p.sampler = make_sampler(p, std::move(engine), std::move(publish));
 
   // Positioned before the server answers: a line logged once /healthz says 200 is never
@@ -348,8 +352,8 @@ Status Agent::start() {
   if (p.options.background_sampling) {
     p.threads.emplace_back([&p] {
       name_this_thread("cardiac-host");
-      run_host(p.fs, p.host, p.options.config.agent.host_interval, p.options.config.nvml.timeout,
-               p.clock, p.stopper);
+      run_host(*p.host_reader, p.host, p.options.config.agent.host_interval,
+               p.options.config.nvml.timeout, p.clock, p.stopper);
     });
     p.threads.emplace_back([&p] {
       name_this_thread("cardiac-sampler");
@@ -379,7 +383,7 @@ Status Agent::start() {
 void Agent::sample_now() {
   Parts& p = *parts_;
   const auto& c = p.options.config;
-  p.host.set(read_host(p.fs, p.last_host, p.clock.now(), c.nvml.timeout));
+  p.host.set(read_host(*p.host_reader, p.last_host, p.clock.now(), c.nvml.timeout));
   p.sampler->step();
 }
 

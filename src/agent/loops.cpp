@@ -8,17 +8,16 @@
 #include <optional>
 
 #include "core/log.h"
-#include "host/bounded.h"
 #include "platform/subprocess.h"
 #include "store/retention.h"
 #include "telemetry/event_worker.h"
 
 namespace cardiac::agent {
 
-HostView read_host(const std::shared_ptr<const FileSystem>& fs,
-                   std::optional<host::HostSnapshot>& previous, TimeNs now, DurationNs timeout) {
+HostView read_host(host::HostReader& reader, std::optional<host::HostSnapshot>& previous,
+                   TimeNs now, DurationNs timeout) {
   HostView view;
-  if (auto snap = host::collect_host_within(fs, now, timeout)) {
+  if (auto snap = reader.collect(now, timeout)) {
     if (previous) view.rates = host::compute_rates(*previous, *snap);
     previous = *snap;
     view.snapshot = std::move(*snap);
@@ -31,11 +30,11 @@ HostView read_host(const std::shared_ptr<const FileSystem>& fs,
   return view;
 }
 
-void run_host(const std::shared_ptr<const FileSystem>& fs, Latest<HostView>& out,
-              DurationNs interval, DurationNs timeout, const Clock& clock, Stopper& stop) {
+void run_host(host::HostReader& reader, Latest<HostView>& out, DurationNs interval,
+              DurationNs timeout, const Clock& clock, Stopper& stop) {
   std::optional<host::HostSnapshot> previous;
   do {
-    out.set(read_host(fs, previous, clock.now(), timeout));
+    out.set(read_host(reader, previous, clock.now(), timeout));
   } while (stop.sleep_for(interval));
 }
 

@@ -13,6 +13,7 @@
 #include "agent/parts.h"
 #include "config/config.h"
 #include "core/clock.h"
+#include "host/bounded.h"
 #include "kmsg/reader.h"
 #include "platform/fs.h"
 
@@ -20,13 +21,13 @@ namespace cardiac::agent {
 
 // One host reading within `timeout` (a late one is a snapshot marked timed out), with rates
 // against `previous`, which it then replaces.
-HostView read_host(const std::shared_ptr<const FileSystem>& fs,
-                   std::optional<host::HostSnapshot>& previous, TimeNs now, DurationNs timeout);
+HostView read_host(host::HostReader& reader, std::optional<host::HostSnapshot>& previous,
+                   TimeNs now, DurationNs timeout);
 
 // Reads the host every `interval` into `out`, at most `timeout` per read (a late read is
 // published as timed out).
-void run_host(const std::shared_ptr<const FileSystem>& fs, Latest<HostView>& out,
-              DurationNs interval, DurationNs timeout, const Clock& clock, Stopper& stop);
+void run_host(host::HostReader& reader, Latest<HostView>& out, DurationNs interval,
+              DurationNs timeout, const Clock& clock, Stopper& stop);
 
 // How often an open kernel log (/dev/kmsg or a file) is read for new lines: the sampling
 // interval, within [250 ms, 1 s]. The sampler takes what was read once per sample, so reading

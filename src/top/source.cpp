@@ -47,8 +47,9 @@ const char* metric_name(Metric m) {
 }  // namespace
 
 struct Source::Local {
-  Local(const SourceOptions& o, const Clock& clock)
-      : collector(
+  Local(const SourceOptions& o, const Clock& clock, std::shared_ptr<const FileSystem> fs)
+      : host(std::move(fs)),
+        collector(
             [&] {
               telemetry::GpuCollectorOptions c;
               c.nvml_lib = o.nvml_lib.empty() ? o.config.nvml.library : o.nvml_lib;
@@ -56,6 +57,7 @@ struct Source::Local {
               return c;
             }(),
             clock) {}
+  host::HostReader host;  // a frame a second: one kept thread for the host's reads
   telemetry::GpuCollector collector;
 };
 
@@ -154,11 +156,11 @@ std::optional<Update> Source::from_agent(std::string& why_not) {
 }
 
 Update Source::from_local() {
-  if (!local_) local_ = std::make_unique<Local>(o_, clock_);
+  if (!local_) local_ = std::make_unique<Local>(o_, clock_, fs_);
   nvml::GpuSnapshot gpus = local_->collector.sample();
   health::name_gpu_processes(*fs_, gpus);
   host::HostSnapshot host;
-  if (auto snap = host::collect_host_within(fs_, clock_.now(), o_.timeout)) {
+  if (auto snap = local_->host.collect(clock_.now(), o_.timeout)) {
     host = std::move(*snap);
   } else {
     host.taken_at = clock_.now();
