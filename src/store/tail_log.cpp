@@ -125,9 +125,13 @@ std::string tail_log_path(std::string_view db_path, std::int64_t segment) {
 }
 
 Result<std::int64_t> sealed_tail_segment(const Db& db) {
-  auto v = db.query_int64("SELECT sealed_segment FROM tail_log WHERE id = 1");
-  if (!v) return fail(std::move(v).error());
-  return v->value_or(0);
+  // Asked at every flush (each sample): kept prepared, as parsing it cost more than running it.
+  auto st = db.cached("SELECT sealed_segment FROM tail_log WHERE id = 1");
+  if (!st) return fail(std::move(st).error());
+  auto row = st->step();
+  if (!row) return fail(std::move(row).error());
+  if (!*row) return 0;
+  return st->column_opt_int64(0).value_or(0);
 }
 
 Status set_sealed_tail_segment(Db& db, std::int64_t segment) {
