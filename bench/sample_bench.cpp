@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Microbenchmarks of one status sample (NVML reads, the worker round trip, host, report, JSON)
-// and of one /metrics scrape (render, gzip, brotli).
+// and of what the agent does with it: the rules, one /metrics scrape (render, gzip, brotli).
 #include <benchmark/benchmark.h>
 #include <dirent.h>
 #include <sys/resource.h>
@@ -30,6 +30,8 @@
 #include "nvml/library.h"
 #include "nvml/reader.h"
 #include "platform/fs.h"
+#include "rules/defaults.h"
+#include "rules/engine.h"
 #include "server/encoding.h"
 #include "telemetry/gpu_collector.h"
 #include "telemetry/gpu_worker.h"
@@ -494,6 +496,37 @@ void BM_MetricsBrotli(benchmark::State& state) {
   metrics_encode(state, server::ContentCoding::kBrotli);
 }
 BENCHMARK(BM_MetricsBrotli)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
+
+// The sampler's evaluate stage on one 8-GPU sample of a healthy node: the sample flattened
+// into rule points and every default rule run over them, a second apart as the agent does.
+void BM_RulesEvaluate(benchmark::State& state) {
+  tune_malloc_for_agent();
+  use_healthy_scenario();
+  nvml::GpuSnapshot gpus;
+  {
+    telemetry::GpuCollector collector(collector_options(), SystemClock::instance());
+    gpus = collector.sample();
+  }
+  auto rules = rules::default_rules();
+  if (gpus.gpus.size() != kExpectedGpus || !rules) {
+    state.SkipWithError("no sample or no default rules");
+    return;
+  }
+  RootFs fs(fixture_root());
+  const host::HostSnapshot host = host::collect_host(fs, SystemClock::instance().now());
+  rules::RuleEngine engine(std::move(*rules));
+  TimeNs now = SystemClock::instance().now();
+  std::size_t points = 0;
+  for (auto _ : state) {
+    now += kNsPerSec;
+    auto view = rules::build_sample_view(gpus, host, nullptr, now);
+    points = view.points.size();
+    auto transitions = engine.evaluate(view, now);
+    benchmark::DoNotOptimize(transitions.data());
+  }
+  state.counters["points"] = static_cast<double>(points);
+}
+BENCHMARK(BM_RulesEvaluate)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 
 }  // namespace
 

@@ -236,16 +236,19 @@ Status RuleEngine::evaluate_rule(std::size_t i, const Index& index, TimeNs now,
     return {};
   }
 
-  std::set<std::string> seen;
+  // Every rule looks at every point of its metric at every sample: what a series keeps is
+  // marked seen by the pass's number and its labels copied only when they change, rather than
+  // a set of keys and a copy of the labels per point.
+  const std::uint64_t pass = ++st.passes;
   for (const Point* p : points) {
     // Scope is a property of the metric; a mislabelled point is skipped rather than trusted.
     if ((scope == Scope::kGpu) != (p->labels.count("gpu") > 0)) continue;
     const std::string key = labels_key(p->labels);
     Series& s = st.series[key];
-    s.labels = p->labels;
+    if (s.labels != p->labels) s.labels = p->labels;
     s.last_seen = now;
     s.adopted = false;
-    seen.insert(key);
+    s.seen_in = pass;
 
     double value = p->value;
     std::optional<double> shown;
@@ -309,13 +312,19 @@ Status RuleEngine::evaluate_rule(std::size_t i, const Index& index, TimeNs now,
   // from before the restart, and the GPU or counter it named may be gone for good. Nor is one
   // whose GPU reports under another UUID label: a GPU lost since the agent started has no UUID
   // until it answers again, and then its recovered series must end the alert, not a new one.
+  const auto unseen = [&](const Series& s) { return s.seen_in != pass; };
   std::set<std::string> seen_identities;
-  for (const auto& key : seen) seen_identities.insert(identity_key(st.series[key].labels));
+  if (std::any_of(st.series.begin(), st.series.end(),
+                  [&](const auto& e) { return unseen(e.second); })) {
+    for (const auto& [key, s] : st.series) {
+      if (!unseen(s)) seen_identities.insert(identity_key(s.labels));
+    }
+  }
   for (auto it = st.series.begin(); it != st.series.end();) {
     Series& s = it->second;
-    const bool superseded = !seen.count(it->first) && !s.labels.empty() &&
-                            seen_identities.count(identity_key(s.labels)) > 0;
-    if (!seen.count(it->first) && (s.adopted || superseded || now - s.last_seen > kStaleAfter)) {
+    const bool superseded =
+        unseen(s) && !s.labels.empty() && seen_identities.count(identity_key(s.labels)) > 0;
+    if (unseen(s) && (s.adopted || superseded || now - s.last_seen > kStaleAfter)) {
       step(r, s, std::nullopt, r.for_ns, now, out);
       it = st.series.erase(it);
     } else {

@@ -2,6 +2,7 @@
 // Evaluates alert rules on each sample and reports state changes per (rule, label set).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -75,9 +76,10 @@ class RuleEngine {
     TimeNs last_seen = 0;
     double last_value = 0;
     std::optional<double> last_threshold;
-    CounterWindow history;   // rate and increase rules: the samples within the window
-    double occurrences = 0;  // increase rules: counted since the alert started
-    bool adopted = false;    // taken over from before a restart and not seen since
+    CounterWindow history;      // rate and increase rules: the samples within the window
+    double occurrences = 0;     // increase rules: counted since the alert started
+    bool adopted = false;       // taken over from before a restart and not seen since
+    std::uint64_t seen_in = 0;  // the last evaluation (RuleState::passes) that saw it
   };
   struct Observation {
     double value = 0;
@@ -92,6 +94,7 @@ class RuleEngine {
     std::optional<TimeNs> first_eval;
     std::optional<TimeNs> metric_last_seen;  // absence rules: any point of the metric
     std::map<std::string, Series> series;
+    std::uint64_t passes = 0;  // evaluations of a non-absence rule so far
   };
 
   struct Index;
