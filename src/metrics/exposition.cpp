@@ -127,8 +127,16 @@ struct Extra {
 // The series of each family, made into the text in name order at the end. A scrape of an
 // 8-GPU node writes about 500 series: each goes straight into its family's text, with no
 // string of its own for the value or the added labels.
+using Families = std::map<std::string, Family, std::less<>>;
+
 class Writer {
  public:
+  // Writes into `families`, which may hold an earlier render's: their text is cleared and
+  // their buffers kept (a family's name fixes its HELP and TYPE).
+  explicit Writer(Families& families) : families_(families) {
+    for (auto& [name, f] : families_) f.lines.clear();
+  }
+
   // Adds one series with labels from render_labels() and `extra` after them; an absent or NaN
   // value adds nothing, so the family may end up empty. `help` is the HELP text, or a function
   // that makes it (called once, when the family is made).
@@ -230,7 +238,7 @@ class Writer {
     line<std::initializer_list<Extra>>(f, name, labels, extra, v);
   }
 
-  std::map<std::string, Family, std::less<>> families_;
+  Families& families_;
 };
 
 struct GpuLabels {
@@ -266,7 +274,8 @@ std::string dcgm_help(const MetricDef& m) {
 
 class Renderer {
  public:
-  Renderer(const ExpositionInput& in, const ExpositionOptions& opt) : in_(in), opt_(opt) {
+  Renderer(const ExpositionInput& in, const ExpositionOptions& opt, Families& families)
+      : in_(in), opt_(opt), w_(families) {
     host_ = render_labels({{"hostname", opt.hostname}});
     if (in.report) {
       for (const auto& g : in.report->gpus) {
@@ -490,8 +499,21 @@ class Renderer {
 
 }  // namespace
 
+struct RenderScratch::State {
+  Families families;
+};
+
+RenderScratch::RenderScratch() : s_(std::make_unique<State>()) {}
+RenderScratch::~RenderScratch() = default;
+
 std::string render_metrics(const ExpositionInput& in, const ExpositionOptions& opt) {
-  return Renderer(in, opt).run();
+  Families families;
+  return Renderer(in, opt, families).run();
+}
+
+std::string render_metrics(const ExpositionInput& in, const ExpositionOptions& opt,
+                           RenderScratch& scratch) {
+  return Renderer(in, opt, scratch.s_->families).run();
 }
 
 }  // namespace cardiac::metrics

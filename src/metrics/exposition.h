@@ -54,6 +54,27 @@ struct ExpositionOptions {
 // and NaN omitted, label values escaped.
 std::string render_metrics(const ExpositionInput& in, const ExpositionOptions& opt);
 
+// What render_metrics keeps from one render to the next when given one: each family's text
+// buffer, so that rendering a new sample allocates little besides the answer itself. Not
+// thread-safe: one per renderer (ExpositionCache holds one under its lock).
+class RenderScratch {
+ public:
+  RenderScratch();
+  ~RenderScratch();
+  RenderScratch(const RenderScratch&) = delete;
+  RenderScratch& operator=(const RenderScratch&) = delete;
+
+ private:
+  friend std::string render_metrics(const ExpositionInput&, const ExpositionOptions&,
+                                    RenderScratch&);
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+// The same text as render_metrics(in, opt), made in `scratch`'s kept buffers.
+std::string render_metrics(const ExpositionInput& in, const ExpositionOptions& opt,
+                           RenderScratch& scratch);
+
 // Escaping rules of the text format, exposed for tests.
 std::string escape_label_value(std::string_view v);  // \ " and newline
 std::string escape_help(std::string_view v);         // \ and newline

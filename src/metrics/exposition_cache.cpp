@@ -10,7 +10,7 @@ std::shared_ptr<const std::string> ExpositionCache::render(
   std::lock_guard lock(mu_);
   // The report compares by address (a new sample is a new report); the rest by value.
   if (text_ && in == in_ && opt == opt_) return text_;
-  text_ = std::make_shared<const std::string>(render_metrics(in, opt));
+  text_ = std::make_shared<const std::string>(render_metrics(in, opt, scratch_));
   ++renders_;
   in_ = in;
   opt_ = opt;

@@ -32,6 +32,7 @@ class ExpositionCache {
   ExpositionInput in_;
   ExpositionOptions opt_;
   std::shared_ptr<const std::string> text_;
+  RenderScratch scratch_;
   std::uint64_t renders_ = 0;
 };
 

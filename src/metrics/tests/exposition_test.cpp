@@ -350,5 +350,27 @@ TEST(Exposition, QueueSeriesAndTheWaitHistogram) {
   EXPECT_EQ(render(false).find("cardiac_queue_"), std::string::npos);
 }
 
+// Kept buffers change nothing in the text: the same input gives the same text as a fresh
+// render, and a family an earlier render had but this input lacks does not come back.
+TEST(Exposition, AKeptScratchRendersWhatAFreshRenderDoes) {
+  static const auto report = two_gpu_report();
+  RenderScratch scratch;
+  ExpositionInput with_queue = full_input(report);
+  QueueMetrics q;
+  q.jobs_by_state = {{"pending", 2}};
+  q.wait_bounds = {1};
+  q.wait_counts = {1, 1};
+  with_queue.queue = q;
+  ExpositionInput without_queue = full_input(report);
+  for (bool compat : {true, false}) {
+    const ExpositionOptions opt{.hostname = "node-1", .compat_dcgm = compat};
+    for (const auto* in : {&with_queue, &without_queue, &with_queue}) {
+      EXPECT_EQ(render_metrics(*in, opt, scratch), render_metrics(*in, opt));
+    }
+  }
+  EXPECT_EQ(render_metrics(without_queue, {.hostname = "node-1"}, scratch).find("cardiac_queue_"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace cardiac::metrics
