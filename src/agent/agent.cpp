@@ -285,10 +285,10 @@ Status Agent::start() {
         "`cardiac restore` is replacing this store: start the agent when it is done", db_path));
   }
   p.store_lock = std::move(*lock);
-  auto writer_db = store::open_store(db_path);
+  auto writer_db = store::open_store(db_path, store::kept_options());
   if (!writer_db) return fail(store::explain_store_error(writer_db.error(), db_path));
   p.store = std::make_unique<AgentStore>(std::move(*writer_db), p.clock);
-  auto reader_db = store::Db::open(db_path, store::query_options());
+  auto reader_db = store::Db::open(db_path, store::kept_options(store::query_options()));
   if (!reader_db) return fail(store::explain_store_error(reader_db.error(), db_path));
   p.reader.emplace(std::move(*reader_db));
   auto open_alerts = p.store->with([](AgentStore::Access& a) { return a.alerts.load(); });

@@ -179,7 +179,7 @@ constexpr DurationNs kPrunePeriod = store::kHourNs;
 
 void run_maintenance(const config::Config& c, const Clock& clock, Stopper& stop) {
   // Its own connection: a long first roll-up must not hold the sampler's writer.
-  auto db = store::Db::open(c.agent.state_dir + "/cardiac.db");
+  auto db = store::Db::open(c.agent.state_dir + "/cardiac.db", store::kept_options());
   if (!db) {
     log::error("store maintenance disabled: {}", db.error().what());
     return;

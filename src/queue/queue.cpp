@@ -168,7 +168,7 @@ Status Queue::start() {
   }
   // Readable by nobody else: the spec files hold environments, the logs are private.
   ::chmod(jobs_dir(state_dir).c_str(), 0700);
-  auto db = store::open_store(state_dir + "/cardiac.db");
+  auto db = store::open_store(state_dir + "/cardiac.db", store::kept_options());
   if (!db) return fail(db.error());
   {
     std::lock_guard lock(q.mu);

@@ -255,6 +255,9 @@ Result<Db> Db::open(const std::string& path, const OpenOptions& options) {
   if (options.mmap_bytes > 0) {
     CARDIAC_TRY(db.exec(fmt::format("PRAGMA mmap_size={}", options.mmap_bytes)));
   }
+  if (options.cache_kib > 0) {
+    CARDIAC_TRY(db.exec(fmt::format("PRAGMA cache_size=-{}", options.cache_kib)));
+  }
   if (options.read_only) {
     // Reading the journal mode reads the header (a file that is not a database fails here)
     // and, unlike setting it, writes nothing.

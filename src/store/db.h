@@ -93,6 +93,9 @@ struct OpenOptions {
   // For the connections that answer history queries: a week of one series touches about
   // 12 MB of pages. The mapping is shared and clean, so the kernel may drop it under pressure.
   std::int64_t mmap_bytes = 0;
+  // SQLite's cache_size, in KiB of page cache for this connection; 0: SQLite's default
+  // (2 MiB). See kept_options().
+  std::int64_t cache_kib = 0;
 };
 
 // The options of a connection that answers queries: kQueryMmapBytes of the file mapped.
@@ -100,6 +103,19 @@ inline constexpr std::int64_t kQueryMmapBytes = std::int64_t{256} << 20;
 [[nodiscard]] inline OpenOptions query_options() {
   OpenOptions o;
   o.mmap_bytes = kQueryMmapBytes;
+  return o;
+}
+
+// A connection the agent keeps open while it runs (its writer, reader, queue and maintenance
+// connections): its page cache capped at kKeptCacheKib. SQLite's default cache keeps up to
+// 2 MiB of pages per connection and fills it slowly with pages touched once (each seal writes
+// new ones) as the store grows, so the agent's heap grew with the hours until four caches were
+// full. What these connections touch again and again (the tail log's row, the series table,
+// the upper levels of the chunk index) fits in far less; the rest is a read(2) from the OS's
+// page cache, or a mapped page for the reader.
+inline constexpr std::int64_t kKeptCacheKib = 256;
+[[nodiscard]] inline OpenOptions kept_options(OpenOptions o = {}) {
+  o.cache_kib = kKeptCacheKib;
   return o;
 }
 

@@ -35,6 +35,21 @@ TEST(StoreDb, QueryConnectionsMapTheFile) {
   EXPECT_EQ(reader->query_int64("PRAGMA mmap_size").value(), kQueryMmapBytes);
 }
 
+// The agent's kept connections cap their page cache; others keep SQLite's default.
+TEST(StoreDb, KeptConnectionsCapTheirPageCache) {
+  TempDir dir;
+  auto plain = Db::open(dir.file("a.db"));
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->query_int64("PRAGMA cache_size").value(), -2000);
+  auto kept = Db::open(dir.file("a.db"), kept_options());
+  ASSERT_TRUE(kept) << kept.error().what();
+  EXPECT_EQ(kept->query_int64("PRAGMA cache_size").value(), -kKeptCacheKib);
+  auto reader = Db::open(dir.file("a.db"), kept_options(query_options()));
+  ASSERT_TRUE(reader) << reader.error().what();
+  EXPECT_EQ(reader->query_int64("PRAGMA cache_size").value(), -kKeptCacheKib);
+  EXPECT_EQ(reader->query_int64("PRAGMA mmap_size").value(), kQueryMmapBytes);
+}
+
 TEST(StoreDb, TypedBindsRoundTrip) {
   TempDir dir;
   auto db = Db::open(dir.file("a.db"));
