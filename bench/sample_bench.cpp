@@ -339,9 +339,9 @@ void BM_SecurityWatchScan_Live(benchmark::State& state) {
 }
 BENCHMARK(BM_SecurityWatchScan_Live)->Unit(benchmark::kMillisecond)->MinTime(0.5);
 
-// Judging, JSON and text of a pre-collected 8-GPU snapshot and the fixture host. The input
-// copies that build_report consumes are made with the timer paused.
-void BM_BuildReportAndJson(benchmark::State& state) {
+// One 8-GPU sample of the healthy scenario, taken once for a benchmark's input (the worker
+// started and stopped around it); nullopt, with the benchmark skipped, when it failed.
+std::optional<nvml::GpuSnapshot> healthy_sample(benchmark::State& state) {
   use_healthy_scenario();
   nvml::GpuSnapshot gpus;
   {
@@ -350,8 +350,17 @@ void BM_BuildReportAndJson(benchmark::State& state) {
   }
   if (gpus.gpus.size() != kExpectedGpus) {
     state.SkipWithError(("sample failed: " + gpus.error).c_str());
-    return;
+    return std::nullopt;
   }
+  return gpus;
+}
+
+// Judging, JSON and text of a pre-collected 8-GPU snapshot and the fixture host. The input
+// copies that build_report consumes are made with the timer paused.
+void BM_BuildReportAndJson(benchmark::State& state) {
+  auto sample = healthy_sample(state);
+  if (!sample) return;
+  const nvml::GpuSnapshot& gpus = *sample;
   RootFs fs(fixture_root());
   const host::HostSnapshot host_snap = host::collect_host(fs, SystemClock::instance().now());
   std::size_t json_bytes = 0;
@@ -432,18 +441,10 @@ BENCHMARK(BM_FullSampleCpu_Live)->Unit(benchmark::kMicrosecond)->MinTime(0.2);
 // browser's). The allocator is set as the agent sets it, so the figures carry its page faults.
 std::optional<health::StatusReport> scrape_report(benchmark::State& state) {
   tune_malloc_for_agent();
-  use_healthy_scenario();
-  nvml::GpuSnapshot gpus;
-  {
-    telemetry::GpuCollector collector(collector_options(), SystemClock::instance());
-    gpus = collector.sample();
-  }
-  if (gpus.gpus.size() != kExpectedGpus) {
-    state.SkipWithError(("sample failed: " + gpus.error).c_str());
-    return std::nullopt;
-  }
+  auto gpus = healthy_sample(state);
+  if (!gpus) return std::nullopt;
   RootFs fs(fixture_root());
-  return health::build_report(std::move(gpus),
+  return health::build_report(std::move(*gpus),
                               host::collect_host(fs, SystemClock::instance().now()), nullptr);
 }
 
@@ -517,15 +518,11 @@ BENCHMARK(BM_MetricsBrotli)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 // into rule points and every default rule run over them, a second apart as the agent does.
 void BM_RulesEvaluate(benchmark::State& state) {
   tune_malloc_for_agent();
-  use_healthy_scenario();
-  nvml::GpuSnapshot gpus;
-  {
-    telemetry::GpuCollector collector(collector_options(), SystemClock::instance());
-    gpus = collector.sample();
-  }
+  auto gpus = healthy_sample(state);
+  if (!gpus) return;
   auto rules = rules::default_rules();
-  if (gpus.gpus.size() != kExpectedGpus || !rules) {
-    state.SkipWithError("no sample or no default rules");
+  if (!rules) {
+    state.SkipWithError(rules.error().what().c_str());
     return;
   }
   RootFs fs(fixture_root());
@@ -535,7 +532,7 @@ void BM_RulesEvaluate(benchmark::State& state) {
   std::size_t points = 0;
   for (auto _ : state) {
     now += kNsPerSec;
-    auto view = rules::build_sample_view(gpus, host, nullptr, now);
+    auto view = rules::build_sample_view(*gpus, host, nullptr, now);
     points = view.points.size();
     auto transitions = engine.evaluate(view, now);
     benchmark::DoNotOptimize(transitions.data());
