@@ -19,6 +19,10 @@
 #   wr_kib_s      the tree's write_bytes (/proc/PID/io) over the last interval, KiB/s
 #   db_mib        cardiac.db + -wal + -shm on disk (MiB)
 #   procs         processes in the tree
+#   heap, free, sqlite  what the agent's /metrics says of its own memory as of its latest
+#                 sample (MiB): cardiac_agent_heap_in_use_bytes (live blocks), _heap_free_bytes
+#                 (free but kept) and _sqlite_memory_bytes (SQLite's part of the live blocks);
+#                 "-" for a build without them. Where a rise of anon comes from.
 # Optionally SCRAPE_EVERY seconds (default 15, 0: never) one gzip /metrics scrape, as a
 # Prometheus would. At the end: first/last/min/max of rss_main and the drift per hour.
 #
@@ -44,7 +48,7 @@ done
 
 exec python3 - "$CARDIAC" "$FAKE" "$SCENARIO" "$MINUTES" "$OUT" "$SAMPLE" "$SCRAPE_EVERY" \
   "$INTERVAL" <<'PY'
-import glob, os, shutil, signal, socket, subprocess, sys, tempfile, time, urllib.request
+import glob, os, re, shutil, signal, socket, subprocess, sys, tempfile, time, urllib.request
 
 cardiac, fake, scenario, minutes, out_path, sample, scrape_every, interval = sys.argv[1:9]
 minutes, sample, scrape_every = float(minutes), float(sample), float(scrape_every)
@@ -105,6 +109,23 @@ def get(port, path, coding=None):
     except Exception:
         return 0
 
+def self_memory(port):
+    """The agent's own memory from its /metrics, MiB by column; None where absent."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            text = r.read().decode()
+    except Exception:
+        text = ""
+    out = {}
+    for col, name in (("heap", "heap_in_use_bytes"), ("free", "heap_free_bytes"),
+                      ("sqlite", "sqlite_memory_bytes")):
+        m = re.search(rf"^cardiac_agent_{name}(?:{{[^}}]*}})? (\S+)$", text, re.M)
+        out[col] = float(m.group(1)) / 2**20 if m else None
+    return out
+
+def cell(v):
+    return f"{v:6.2f}" if v is not None else f"{'-':>6}"
+
 d = tempfile.mkdtemp(prefix="cardiac-soak-")
 port = free_port()
 open(f"{d}/kern.log", "w").close()
@@ -129,7 +150,7 @@ try:
     say(f"{'min':>6} {'rss_main':>8} {'anon':>6} {'file':>6} {'peak':>6} {'rss_tree':>8} "
         f"{'pss_tree':>8} "
         f"{'cpu_pct':>7} "
-        f"{'wr_kib_s':>8} {'db_mib':>7} {'procs':>5}")
+        f"{'wr_kib_s':>8} {'db_mib':>7} {'procs':>5} {'heap':>6} {'free':>6} {'sqlite':>6}")
     t0 = time.monotonic()
     prev, prev_t = measure(agent.pid), t0
     next_row, next_scrape = t0, t0
@@ -147,17 +168,19 @@ try:
                        anon=mib(m["anon"]), file=mib(m["file"]), peak=mib(m["peak"]),
                        pss=mib(m["pss"]), cpu=(m["ticks"] - prev["ticks"]) / HZ / dt * 100,
                        wr=(m["writes"] - prev["writes"]) / 1024 / dt, db=db / 2**20,
-                       procs=m["procs"])
+                       procs=m["procs"], **self_memory(port))
             if rows:  # the first row has no interval behind it: no rates
                 rows.append(row)
                 say(f"{row['min']:6.1f} {row['rss_main']:8.2f} {row['anon']:6.2f} "
                     f"{row['file']:6.2f} {row['peak']:6.2f} {row['rss']:8.2f} "
                     f"{row['pss']:8.2f} {row['cpu']:7.3f} {row['wr']:8.1f} {row['db']:7.2f} "
-                    f"{row['procs']:5d}")
+                    f"{row['procs']:5d} {cell(row['heap'])} {cell(row['free'])} "
+                    f"{cell(row['sqlite'])}")
             else:
                 say(f"{0.0:6.1f} {row['rss_main']:8.2f} {row['anon']:6.2f} {row['file']:6.2f} "
                     f"{row['peak']:6.2f} {row['rss']:8.2f} {row['pss']:8.2f} "
-                    f"{'-':>7} {'-':>8} {row['db']:7.2f} {row['procs']:5d}")
+                    f"{'-':>7} {'-':>8} {row['db']:7.2f} {row['procs']:5d} {cell(row['heap'])} "
+                    f"{cell(row['free'])} {cell(row['sqlite'])}")
                 rows.append(dict(row, cpu=None, wr=None))
             prev, prev_t = m, now
             next_row += sample

@@ -48,6 +48,11 @@ class AgentBackend final : public server::Backend {
     in.agent.samples_total = snap.samples;
     in.agent.missed_samples_total = snap.missed_samples;
     in.agent.worker_restarts_total = snap.worker_restarts;
+    if (snap.memory) {
+      in.agent.heap_in_use_bytes = snap.memory->heap_in_use;
+      in.agent.heap_free_bytes = snap.memory->heap_free;
+      in.agent.sqlite_memory_bytes = snap.memory->sqlite;
+    }
     if (snap.samples > 0) {
       in.agent.sample_duration_seconds = snap.last_sample_seconds;
       in.agent.last_sample_timestamp_seconds = static_cast<double>(snap.last_sample_at) / 1e9;

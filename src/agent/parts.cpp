@@ -61,6 +61,15 @@ bool Stopper::stopping() const {
   return stopping_;
 }
 
+ProcessMemory read_process_memory() {
+  const struct mallinfo2 m = mallinfo2();
+  ProcessMemory p;
+  p.heap_in_use = static_cast<double>(m.uordblks + m.hblkhd);
+  p.heap_free = static_cast<double>(m.fordblks);
+  p.sqlite = static_cast<double>(store::sqlite_memory_used());
+  return p;
+}
+
 HeapTrimmer::HeapTrimmer(const Clock& clock, DurationNs period, std::function<void()> trim)
     : clock_(clock),
       period_(period),

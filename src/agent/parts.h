@@ -43,6 +43,15 @@ struct FaultTally {
 };
 
 // The latest view of the machine, published as a whole after every sample.
+// Where the agent's own memory is, read once per sample for /metrics: what glibc's allocator
+// holds in live blocks and keeps free (mallinfo2), and SQLite's share of the live blocks.
+struct ProcessMemory {
+  double heap_in_use = 0;  // uordblks + hblkhd: live blocks, mapped ones included
+  double heap_free = 0;    // fordblks: free in the arenas, not given back
+  double sqlite = 0;       // sqlite3_memory_used()
+};
+ProcessMemory read_process_memory();
+
 struct Snapshot {
   std::shared_ptr<const health::StatusReport> report;  // null before the first sample
   FaultTally faults;
@@ -52,9 +61,10 @@ struct Snapshot {
   std::uint64_t missed_samples = 0;
   std::uint64_t worker_restarts = 0;
   double last_sample_seconds = 0;
-  TimeNs last_sample_at = 0;    // wall clock
-  TimeNs last_sample_mono = 0;  // monotonic, for /healthz
-  bool gpus_seen = false;       // some sample since the start listed a GPU
+  TimeNs last_sample_at = 0;            // wall clock
+  TimeNs last_sample_mono = 0;          // monotonic, for /healthz
+  bool gpus_seen = false;               // some sample since the start listed a GPU
+  std::optional<ProcessMemory> memory;  // as of the latest sample
 };
 
 struct HostView {

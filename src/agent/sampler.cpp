@@ -504,6 +504,7 @@ void PublishStage::run(Collected in, const FaultTally& tally, Evaluated ev, cons
   next.last_sample_at = in.now;
   next.last_sample_mono = timing.finished;
   if (next.report->nvml.available && !next.report->gpus.empty()) next.gpus_seen = true;
+  next.memory = read_process_memory();
   last_ = next;
   board_.set(std::move(next));
 }

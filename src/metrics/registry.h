@@ -48,6 +48,11 @@ struct AgentMetrics {
   std::optional<double> last_sample_timestamp_seconds;  // Unix time
   // 1 while the configured kernel log is read, 0 while it cannot be; absent when not watched.
   std::optional<double> kmsg_up;
+  // The agent process's own memory (read once per sample, so a scrape of the same sample is
+  // the same text).
+  std::optional<double> heap_in_use_bytes;
+  std::optional<double> heap_free_bytes;
+  std::optional<double> sqlite_memory_bytes;
 
   bool operator==(const AgentMetrics&) const = default;
 };

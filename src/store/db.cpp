@@ -237,6 +237,10 @@ void Db::CacheDeleter::operator()(StatementCache* cache) const {
   delete cache;  // NOLINT(cppcoreguidelines-owning-memory): the unique_ptr's deleter
 }
 
+std::int64_t sqlite_memory_used() {
+  return sqlite3_memory_used();
+}
+
 Result<Db> Db::open(const std::string& path, const OpenOptions& options) {
   sqlite3* raw = nullptr;
   int flags = options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;

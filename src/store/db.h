@@ -119,6 +119,10 @@ inline constexpr std::int64_t kKeptCacheKib = 256;
   return o;
 }
 
+// Bytes SQLite has allocated in this process (every connection's page cache, statements and
+// schema): sqlite3_memory_used().
+[[nodiscard]] std::int64_t sqlite_memory_used();
+
 // One connection. Move-only; statements and transactions refer to it, so it must outlive them
 // and must not be moved while they exist. Not thread-safe: use one connection per thread.
 class Db {

@@ -179,6 +179,30 @@ TEST(InProcessAgent, MetricsCountSamplesTakenOnTheCallersThread) {
   EXPECT_NE(r->body.find("cardiac_gpu_temperature_celsius"), std::string::npos);
 }
 
+// The agent's own memory, as of the latest sample: its allocator's live blocks hold SQLite's
+// (the store is open), and neither is 0.
+TEST(InProcessAgent, MetricsShowTheAgentsOwnMemory) {
+  InProcessAgent a;
+  a.agent->sample_now();
+  auto r = a.http->Get("/metrics");
+  ASSERT_TRUE(r);
+  auto value = [&](const std::string& name) -> double {
+    const std::string head = "\n" + name + "{hostname=\"testhost\"} ";
+    const auto at = r->body.find(head);
+    if (at == std::string::npos) return -1;
+    return std::stod(r->body.substr(at + head.size()));
+  };
+  const double in_use = value("cardiac_agent_heap_in_use_bytes");
+  const double sqlite = value("cardiac_agent_sqlite_memory_bytes");
+  EXPECT_GT(sqlite, 0) << r->body;
+  EXPECT_GE(in_use, sqlite);
+  EXPECT_GE(value("cardiac_agent_heap_free_bytes"), 0);
+  // A second scrape of the same sample is the same text: the values are the sample's.
+  auto again = a.http->Get("/metrics");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->body, r->body);
+}
+
 // The serving view live: a process whose memory grows 1 GiB a second raises the default
 // time-to-OOM alerts (warning and critical) and the notifier hears of them; the per-process
 // book is saved beside the store at stop.
