@@ -49,7 +49,7 @@ class AgentBackend final : public server::Backend {
     in.agent.missed_samples_total = snap.missed_samples;
     in.agent.worker_restarts_total = snap.worker_restarts;
     if (snap.memory) {
-      in.agent.heap_in_use_bytes = snap.memory->heap_in_use;
+      in.agent.heap_in_use_bytes = snap.memory->heap_in_use;  // absent: not glibc's malloc
       in.agent.heap_free_bytes = snap.memory->heap_free;
       in.agent.sqlite_memory_bytes = snap.memory->sqlite;
     }

@@ -64,8 +64,10 @@ bool Stopper::stopping() const {
 ProcessMemory read_process_memory() {
   const struct mallinfo2 m = mallinfo2();
   ProcessMemory p;
-  p.heap_in_use = static_cast<double>(m.uordblks + m.hblkhd);
-  p.heap_free = static_cast<double>(m.fordblks);
+  if (m.uordblks + m.hblkhd > 0) {
+    p.heap_in_use = static_cast<double>(m.uordblks + m.hblkhd);
+    p.heap_free = static_cast<double>(m.fordblks);
+  }
   p.sqlite = static_cast<double>(store::sqlite_memory_used());
   return p;
 }

@@ -46,9 +46,12 @@ struct FaultTally {
 // Where the agent's own memory is, read once per sample for /metrics: what glibc's allocator
 // holds in live blocks and keeps free (mallinfo2), and SQLite's share of the live blocks.
 struct ProcessMemory {
-  double heap_in_use = 0;  // uordblks + hblkhd: live blocks, mapped ones included
-  double heap_free = 0;    // fordblks: free in the arenas, not given back
-  double sqlite = 0;       // sqlite3_memory_used()
+  // uordblks + hblkhd: live blocks, mapped ones included; fordblks: free in the arenas, not
+  // given back. Absent when glibc's allocator is not the one in use (a sanitizer's or a
+  // preloaded one answers mallinfo2 with zeros).
+  std::optional<double> heap_in_use;
+  std::optional<double> heap_free;
+  double sqlite = 0;  // sqlite3_memory_used()
 };
 ProcessMemory read_process_memory();
 

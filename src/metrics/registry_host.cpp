@@ -274,7 +274,8 @@ std::vector<MetricDef> host_metric_rows() {
       {.name = "cardiac_agent_heap_in_use_bytes",
        .unit = "bytes",
        .help = "Bytes in live blocks of the agent process's allocator (SQLite's included), as of "
-               "the latest sample: a value that keeps rising across hours is a leak.",
+               "the latest sample: a value that keeps rising across hours is a leak. Absent when "
+               "the allocator is not glibc's.",
        .scope = Scope::kAgent,
        .source = "glibc mallinfo2: uordblks + hblkhd",
        .agent = [](const AgentMetrics& a) { return a.heap_in_use_bytes; }},

@@ -180,7 +180,14 @@ TEST(InProcessAgent, MetricsCountSamplesTakenOnTheCallersThread) {
 }
 
 // The agent's own memory, as of the latest sample: its allocator's live blocks hold SQLite's
-// (the store is open), and neither is 0.
+// (the store is open), and neither is 0. Under a sanitizer's allocator mallinfo2 says nothing,
+// and the heap series are absent rather than 0.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 TEST(InProcessAgent, MetricsShowTheAgentsOwnMemory) {
   InProcessAgent a;
   a.agent->sample_now();
@@ -195,8 +202,10 @@ TEST(InProcessAgent, MetricsShowTheAgentsOwnMemory) {
   const double in_use = value("cardiac_agent_heap_in_use_bytes");
   const double sqlite = value("cardiac_agent_sqlite_memory_bytes");
   EXPECT_GT(sqlite, 0) << r->body;
-  EXPECT_GE(in_use, sqlite);
-  EXPECT_GE(value("cardiac_agent_heap_free_bytes"), 0);
+  if (in_use != -1 || !kSanitized) {
+    EXPECT_GE(in_use, sqlite);
+    EXPECT_GE(value("cardiac_agent_heap_free_bytes"), 0);
+  }
   // A second scrape of the same sample is the same text: the values are the sample's.
   auto again = a.http->Get("/metrics");
   ASSERT_TRUE(again);
