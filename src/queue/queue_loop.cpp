@@ -30,13 +30,19 @@ std::string join(const std::vector<T>& v) {
 }  // namespace
 
 void SchedulingLoop::tick(bool woken) {
-  // The view comes through the owner's callback, read before the lock is taken so that the
-  // callback may take locks of its own; two passes can read it in one order and take the lock
-  // in the other. A pass
-  // whose view is older than one a pass already acted on has nothing to add, and acting on it
-  // would undo what the newer view showed: a recovered GPU's probe would start over.
-  const std::uint64_t read_no = views_read_.fetch_add(1) + 1;
-  MachineView view = q_.machine();
+  // The view comes through the owner's callback, read before the shared lock is taken so that
+  // the callback may take locks of its own; two passes can read it in one order and take the
+  // lock in the other. Each view is numbered as it is read (both under view_mu_, so the numbers
+  // follow the reads), and a pass whose view is older than one a pass already acted on does
+  // nothing: acting on it would undo what the newer view showed (a recovered GPU's probe would
+  // start over).
+  std::uint64_t read_no = 0;
+  MachineView view;
+  {
+    std::lock_guard numbering(view_mu_);
+    read_no = ++views_read_;
+    view = q_.machine();
+  }
   std::lock_guard lock(q_.mu);
   if (!q_.db) return;
   if (read_no < view_acted_) return;

@@ -6,10 +6,10 @@
 
 #include <sys/types.h>
 
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -78,9 +78,11 @@ class SchedulingLoop {
   bool none_running_ = false;
   // The active fences as the last full pass read them (under the lock).
   std::vector<Fence> fences_;
-  // Views handed out to passes so far, and the number of the newest one a pass acted on
-  // (under the lock): a pass never acts on a view older than one already acted on.
-  std::atomic<std::uint64_t> views_read_{0};
+  // Views read by passes so far (under view_mu_, taken only around the read), and the number
+  // of the newest one a pass acted on (under the shared lock): a pass never acts on a view
+  // older than one already acted on.
+  std::mutex view_mu_;
+  std::uint64_t views_read_ = 0;
   std::uint64_t view_acted_ = 0;
 };
 
