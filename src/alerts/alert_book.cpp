@@ -18,7 +18,7 @@ constexpr std::string_view kSilenceColumns =
     "id, matchers_json, starts_ns, ends_ns, created_by, comment, created_ns";
 
 std::string labels_to_json(const rules::Labels& labels) {
-  return nlohmann::json(labels).dump();
+  return nlohmann::json(labels.map()).dump();
 }
 
 Result<rules::Labels> labels_from_json(std::string_view json, std::int64_t id) {

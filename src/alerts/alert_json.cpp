@@ -24,7 +24,7 @@ nlohmann::json to_json(const Alert& a) {
   j["id"] = a.id;
   j["fingerprint"] = a.fingerprint;
   j["rule"] = a.rule;
-  j["labels"] = a.labels;
+  j["labels"] = a.labels.map();
   j["state"] = rules::alert_state_name(a.state);
   j["severity"] = severity_name(a.severity);
   j["description"] = a.description;
@@ -45,7 +45,7 @@ nlohmann::json to_json(const AlertChange& c) {
   j["fingerprint"] = c.fingerprint;
   j["rule"] = c.rule;
   j["severity"] = severity_name(c.severity);
-  j["labels"] = c.labels;
+  j["labels"] = c.labels.map();
   j["description"] = c.description;
   j["value"] = c.value;
   put_time(j, "started", c.started_ns);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,9 @@ constexpr DurationNs kStaleAfter = 5 * 60 * kNsPerSec;
 class RuleEngine {
  public:
   explicit RuleEngine(std::vector<Rule> rules);
+  ~RuleEngine();
+  RuleEngine(RuleEngine&&) noexcept;
+  RuleEngine& operator=(RuleEngine&&) noexcept;
 
   // Runs every usable rule on `view` at time `now` (non-decreasing across calls) and returns
   // the state changes. A rule that cannot be evaluated is set aside; its error is reported once
@@ -106,6 +110,7 @@ class RuleEngine {
   std::vector<Rule> rules_;
   std::vector<RuleState> states_;
   std::vector<RuleError> errors_;
+  std::unique_ptr<Index> index_;  // kept between evaluations (engine.cpp)
 };
 
 // Checks a rule against the metric catalog (names, scope, counter-ness). The engine runs it on

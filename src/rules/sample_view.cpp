@@ -307,15 +307,4 @@ SampleView build_sample_view(const nvml::GpuSnapshot& gpus, const host::HostSnap
   return v;
 }
 
-std::string labels_key(const Labels& labels) {
-  std::string out;
-  for (const auto& [k, val] : labels) {
-    if (!out.empty()) out += ',';
-    out += k;
-    out += '=';
-    out += val;
-  }
-  return out;
-}
-
 }  // namespace cardiac::rules

@@ -12,11 +12,9 @@
 #include "health/faults.h"
 #include "host/host.h"
 #include "nvml/gpu.h"
+#include "rules/labels.h"
 
 namespace cardiac::rules {
-
-// Label name → value. Ordered so that a label set has one canonical spelling (the state key).
-using Labels = std::map<std::string, std::string>;
 
 // "gpu" points carry the labels gpu (index) and uuid; "host" points carry none, or mount / nic.
 enum class Scope { kGpu, kHost };
@@ -66,6 +64,6 @@ SampleView build_sample_view(const nvml::GpuSnapshot& gpus, const host::HostSnap
                              const KernelFaults& faults = {});
 
 // Canonical text of a label set, "gpu=0,uuid=GPU-1"; used as a key and in messages.
-std::string labels_key(const Labels& labels);
+inline std::string labels_key(const Labels& labels) { return labels.key(); }
 
 }  // namespace cardiac::rules
