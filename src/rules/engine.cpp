@@ -43,7 +43,8 @@ struct RuleEngine::Index {
     by_series.clear();
     for (const Point& p : v.points) {
       auto it = by_metric.find(p.metric);
-      if (it == by_metric.end()) it = by_metric.emplace(p.metric, std::vector<const Point*>{}).first;
+      if (it == by_metric.end())
+        it = by_metric.emplace(p.metric, std::vector<const Point*>{}).first;
       it->second.push_back(&p);
       if (looked_up.contains(p.metric)) by_series.push_back({p.metric, p.labels.key(), p.value});
     }

@@ -64,6 +64,8 @@ SampleView build_sample_view(const nvml::GpuSnapshot& gpus, const host::HostSnap
                              const KernelFaults& faults = {});
 
 // Canonical text of a label set, "gpu=0,uuid=GPU-1"; used as a key and in messages.
-inline std::string labels_key(const Labels& labels) { return labels.key(); }
+inline std::string labels_key(const Labels& labels) {
+  return labels.key();
+}
 
 }  // namespace cardiac::rules
