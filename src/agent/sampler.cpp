@@ -433,10 +433,12 @@ EvaluateStage::EvaluateStage(std::unique_ptr<rules::RuleEngine> engine, bool kms
 Evaluated EvaluateStage::run(AgentStore::Access& store, const Collected& in,
                              const FaultTally& tally, std::vector<rules::Transition> extra) {
   Evaluated out;
-  const host::HostSnapshot host = in.host.snapshot.value_or(host::HostSnapshot{});
+  static const host::HostSnapshot kNoHost;
+  const host::HostSnapshot& host = in.host.snapshot ? *in.host.snapshot : kNoHost;
   const host::HostRates* rates = in.host.rates ? &*in.host.rates : nullptr;
-  auto view = rules::build_sample_view(in.gpus, host, rates, in.now,
-                                       {&tally.xid_counts, &tally.fault_counts});
+  rules::SampleView& view = view_;
+  rules::build_sample_view(view, in.gpus, host, rates, in.now,
+                           {&tally.xid_counts, &tally.fault_counts});
   if (kmsg_watched_) view.points.push_back({"kmsg_up", {}, in.kmsg_up ? 1.0 : 0.0});
   view.points.insert(view.points.end(), in.serving_points.begin(), in.serving_points.end());
   view.points.insert(view.points.end(), in.security_points.begin(), in.security_points.end());

@@ -184,6 +184,7 @@ class EvaluateStage {
   std::unique_ptr<rules::RuleEngine> engine_;
   bool kmsg_watched_;
   bool critical_read_ = false;
+  rules::SampleView view_;  // kept: each sample's points are written over the last one's
 };
 
 struct PublishOptions {

@@ -366,7 +366,8 @@ std::optional<std::string> fence_reason(const nvml::GpuReading& g, const XidCoun
                        *g.ecc_volatile_uncorrected);
   }
   if (g.remapped_rows_failure.value_or(false)) return std::string("row remapping failed");
-  if (!g.pci_bus_id.empty()) {
+  // Asked for every GPU at every queue pass: the bus id is spelled out only when there are Xids.
+  if (!g.pci_bus_id.empty() && !xids.empty()) {
     const std::string bus = nvml::normalize_pci_bus_id(g.pci_bus_id);
     for (const auto& [key, count] : xids) {
       if (count == 0 || !lookup_xid(key.second).fences) continue;

@@ -79,6 +79,18 @@ std::string parse_cmdline(std::string_view text) {
   return out;
 }
 
+namespace {
+
+// The state field follows "(comm) ", after the last ')' (a comm may hold ')' and spaces).
+bool in_d_state(std::string_view stat) {
+  const auto close = stat.rfind(')');
+  if (close == std::string_view::npos) return false;
+  const auto state = stat.find_first_not_of(' ', close + 1);
+  return state != std::string_view::npos && stat[state] == 'D';
+}
+
+}  // namespace
+
 Result<std::vector<DStateProcess>> collect_dstate_processes(const FileSystem& fs) {
   auto entries = fs.list_dir("/proc");
   if (!entries) return fail(entries.error());
@@ -88,6 +100,9 @@ Result<std::vector<DStateProcess>> collect_dstate_processes(const FileSystem& fs
     if (!pid || *pid <= 0) continue;
     auto text = fs.read_file(pid_path(*pid, "stat"), kStatMax);
     if (!text) continue;  // exited since the listing
+    // Most processes are not in D: their state is read without parsing the rest of the line
+    // (this scan reads every process every few seconds).
+    if (!in_d_state(*text)) continue;
     auto st = parse_proc_pid_stat(*text);
     if (!st || st->state != 'D') continue;
     DStateProcess p{*pid, st->comm, detail::read_attr(fs, pid_path(*pid, "wchan")), {}};

@@ -62,6 +62,11 @@ struct KernelFaults {
 SampleView build_sample_view(const nvml::GpuSnapshot& gpus, const host::HostSnapshot& host,
                              const host::HostRates* rates, TimeNs at,
                              const KernelFaults& faults = {});
+// The same into `into`, whose points it replaces, reusing their storage (the sampler keeps one
+// view for all its samples).
+void build_sample_view(SampleView& into, const nvml::GpuSnapshot& gpus,
+                       const host::HostSnapshot& host, const host::HostRates* rates, TimeNs at,
+                       const KernelFaults& faults = {});
 
 // Canonical text of a label set, "gpu=0,uuid=GPU-1"; used as a key and in messages.
 inline std::string labels_key(const Labels& labels) {

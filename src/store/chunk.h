@@ -71,8 +71,11 @@ struct SeriesPoints {
   std::vector<Point> points;
 };
 
-// One tail row holding every series of one flush. `chain` is advanced only on success, so a
-// caller that fails to store the row can encode the batch again from the same state.
+// One tail row holding every series of one flush (a series with no points is left out); advances
+// `chain`. A caller that may fail to
+// store the row keeps a copy of the chain to encode the batch again from (SampleWriter does).
+// It fails only on a bug (every point's instant is in the row's column), and `chain` may then
+// have advanced part of the way.
 [[nodiscard]] Result<std::string> encode_tail_row(std::span<const SeriesPoints> batch,
                                                   TailChain& chain);
 // The series of one tail row (points in time order). A parse error on a truncated or corrupt

@@ -133,7 +133,8 @@ Status SampleWriter::add(const nvml::GpuSnapshot& gpus, const host::HostSnapshot
 // Inside the flush's transaction (which holds the write lock, so writers take turns): appends
 // the batch to the segment's tail file as one record, or seals tail and batch together. Returns
 // whether it sealed; `seg` is the state after the commit.
-Result<bool> SampleWriter::write_batch(const SeriesMap& batch, std::optional<Segment>& seg) {
+Result<bool> SampleWriter::write_batch(std::span<const SeriesPoints> batch,
+                                       std::optional<Segment>& seg) {
   auto sealed_until = sealed_tail_segment(db_);
   if (!sealed_until) return fail(std::move(sealed_until).error());
   // Another writer's first flush seals every segment: ours is then gone, start another.
@@ -147,11 +148,16 @@ Result<bool> SampleWriter::write_batch(const SeriesMap& batch, std::optional<Seg
   }
   bool seal = false;
   for (const auto& [key, points] : batch) {
+    if (points.empty()) continue;
     const std::size_t before = seg ? seg->counts[key] : 0;
     if (before + points.size() >= kSealPoints) seal = true;
   }
   if (seal) {
-    auto sealed = seal_tail_locked(db_, batch);
+    SeriesMap series;
+    for (const auto& [key, points] : batch) {
+      if (!points.empty()) series.emplace(key, points);
+    }
+    auto sealed = seal_tail_locked(db_, series);
     if (!sealed) return fail(std::move(sealed).error());
     seg.reset();
     return true;
@@ -166,14 +172,13 @@ Result<bool> SampleWriter::write_batch(const SeriesMap& batch, std::optional<Seg
     // commit: that seal must be on disk before its records leave the file.
     CARDIAC_TRY(sync_wal(db_.path()));
   }
-  std::vector<SeriesPoints> rows;
   TailRecord record;
   record.segment = seg->id;
   record.seq = seg->next_seq;
   record.start_ns = std::numeric_limits<TimeNs>::max();
   record.end_ns = std::numeric_limits<TimeNs>::min();
   for (const auto& [key, points] : batch) {
-    rows.push_back({key, points});
+    if (points.empty()) continue;
     seg->counts[key] += points.size();
     for (const Point& p : points) {
       record.start_ns = std::min(record.start_ns, p.time);
@@ -181,7 +186,7 @@ Result<bool> SampleWriter::write_batch(const SeriesMap& batch, std::optional<Seg
     }
     record.count += static_cast<std::int64_t>(points.size());
   }
-  auto data = encode_tail_row(rows, seg->chain);
+  auto data = encode_tail_row(batch, seg->chain);
   if (!data) return fail(std::move(data).error());
   record.data = std::move(*data);
   CARDIAC_TRY(append_tail_record(db_.path(), record));
@@ -189,21 +194,30 @@ Result<bool> SampleWriter::write_batch(const SeriesMap& batch, std::optional<Seg
   return false;
 }
 
+void SampleWriter::gather() {
+  for (auto& s : series_) s.points.clear();
+  for (const auto& r : batch_) {
+    const SeriesKey key{r.metric_id, r.gpu ? std::int64_t{*r.gpu} : kHostGpu};
+    auto [at, added] = series_at_.try_emplace(key, series_.size());
+    if (added) series_.push_back({key, {}});
+    series_[at->second].points.push_back({r.time_ns, r.value});
+  }
+  // A series absent from this batch (the host's are read every few samples) stays, empty: the
+  // tail row leaves it out, and its vector is there when it comes back.
+}
+
 Status SampleWriter::flush() {
   if (batch_.empty()) return {};
-  SeriesMap batch;
-  for (const auto& r : batch_) {
-    batch[SeriesKey{r.metric_id, r.gpu ? std::int64_t{*r.gpu} : kHostGpu}].push_back(
-        {r.time_ns, r.value});
-  }
+  gather();
   auto tx = Transaction::begin(db_);
   if (!tx) return fail(std::move(tx).error());
   // Work on a copy: a failed flush rolls back, and the segment must match what is committed.
-  std::optional<Segment> seg = segment_;
-  auto sealed = write_batch(batch, seg);
+  // The copy is assigned into the one kept from the last flush, whose map nodes it reuses.
+  scratch_ = segment_;
+  auto sealed = write_batch(series_, scratch_);
   if (!sealed) return fail(sealed.error().with_context("sample flush"));  // tx rolls back
   CARDIAC_TRY(tx->commit());
-  segment_ = std::move(seg);
+  std::swap(segment_, scratch_);
   batch_.clear();
   if (*sealed) {
     auto moved = seal_legacy_samples(db_, kLegacyRowsPerSeal);

@@ -78,6 +78,9 @@ MemFs proc_fs() {
   fs.add_file("/proc/99/stat", "99 (kworker/u8:1) D 2 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0\n");
   fs.add_file("/proc/99/wchan", "0");
   fs.add_file("/proc/77/stat", "garbage");
+  // A name that reads like a D state: only the field after the last ')' is the state.
+  fs.add_file("/proc/55/stat", "55 (x) D (y) S 1 55 55 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0\n");
+  fs.add_file("/proc/56/stat", "56 (z) D\n");  // in D but cut short: not a process to report
   fs.add_file("/proc/stat", "cpu 1 2 3 4\n");
   return fs;
 }

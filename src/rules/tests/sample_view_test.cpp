@@ -87,6 +87,30 @@ TEST(SampleView, HostPoints) {
   EXPECT_EQ(find(v, "host_nic_drops_total", {{"nic", "eth0"}}), 7);
 }
 
+// A kept view written over by a smaller sample holds that sample's points and no more.
+TEST(SampleView, AKeptViewHoldsOnlyTheLatestSample) {
+  const auto host = healthy_host();
+  const auto rates = healthy_rates();
+  SampleView kept;
+  build_sample_view(kept, healthy_gpus(8), host, &rates, 1);
+  const std::size_t eight = kept.points.size();
+  kept.points.push_back({"kmsg_up", {}, 1});  // what the sampler appends after
+  auto one = healthy_gpus(1);
+  one.gpus[0].temperature = 77;
+  build_sample_view(kept, one, host, nullptr, 2);
+  const SampleView fresh = build_sample_view(one, host, nullptr, 2);
+  EXPECT_LT(kept.points.size(), eight);
+  EXPECT_EQ(kept.at, 2);
+  ASSERT_EQ(kept.points.size(), fresh.points.size());
+  for (std::size_t i = 0; i < fresh.points.size(); ++i) {
+    EXPECT_EQ(kept.points[i].metric, fresh.points[i].metric) << i;
+    EXPECT_EQ(kept.points[i].labels, fresh.points[i].labels) << i;
+    EXPECT_EQ(kept.points[i].value, fresh.points[i].value) << i;
+  }
+  EXPECT_EQ(find(kept, "gpu_temperature", kGpu0), 77);
+  EXPECT_FALSE(find(kept, "host_cpu_busy_pct", {}));
+}
+
 TEST(SampleView, EveryPointIsInTheCatalogWithItsScope) {
   const auto gpus = healthy_gpus(1);
   const auto host = healthy_host();

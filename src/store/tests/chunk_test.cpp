@@ -222,6 +222,34 @@ TEST(StoreChunk, TailRowsNameSharedInstantsOnceAndReadTheOlderFormat) {
   EXPECT_EQ(back->size(), full.size());
 }
 
+// Points that come out of time order are sorted in the row (the sampler's come in order and are
+// not copied); the series keep their place in the chain; a series without points is left out.
+TEST(StoreChunk, TailRowsSortASeriesWhosePointsComeOutOfOrder) {
+  TailChain writer;
+  TailChain reader;
+  for (int flush = 0; flush < 2; ++flush) {
+    auto batch = flush_batch(flush * 4, 4, 3);
+    std::reverse(batch[1].points.begin(), batch[1].points.end());
+    batch.push_back({{99, 0}, {}});  // a series with no point in this flush: left out
+    auto row = encode_tail_row(batch, writer);
+    ASSERT_TRUE(row) << row.error().what();
+    auto back = decode_tail_row(*row, reader);
+    ASSERT_TRUE(back) << back.error().what();
+    const auto want = flush_batch(flush * 4, 4, 3);
+    ASSERT_EQ(back->size(), want.size());
+    for (const auto& w : want) {
+      const auto got = std::find_if(back->begin(), back->end(),
+                                    [&](const SeriesPoints& b) { return b.key == w.key; });
+      ASSERT_NE(got, back->end());
+      ASSERT_EQ(got->points.size(), w.points.size());
+      for (std::size_t i = 0; i < w.points.size(); ++i) {
+        EXPECT_EQ(got->points[i].time, w.points[i].time);
+        EXPECT_EQ(got->points[i].value, w.points[i].value);
+      }
+    }
+  }
+}
+
 TEST(StoreChunk, TailRowsChainAcrossFlushes) {
   TailChain writer;
   std::vector<std::string> rows;

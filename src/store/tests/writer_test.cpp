@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <algorithm>
 #include <set>
 
@@ -135,6 +137,29 @@ TEST(StoreWriter, FullBatchFlushesItself) {
   ASSERT_TRUE(w.append("m", 0u, kWriterT0 + 3, 3));
   EXPECT_EQ(count_rows(db), 4);
   EXPECT_EQ(w.pending(), 0u);
+}
+
+// The writer keeps its grouping of a batch between flushes: a series that misses a flush and comes
+// back, and one that is new, are stored whole, each point once.
+TEST(StoreWriter, SeriesThatComeAndGoBetweenFlushesAreStoredWhole) {
+  TempDir dir;
+  Db db = testing::open_test_store(dir);
+  SampleWriter w(db, 1000);
+  ASSERT_TRUE(w.append("a", 0u, kWriterT0, 1));
+  ASSERT_TRUE(w.append("b", 0u, kWriterT0, 10));
+  ASSERT_TRUE(w.flush());
+  ASSERT_TRUE(w.append("a", 0u, kWriterT0 + 1, 2));  // b misses this flush
+  ASSERT_TRUE(w.append("c", std::nullopt, kWriterT0 + 1, 100));
+  ASSERT_TRUE(w.flush());
+  ASSERT_TRUE(w.append("b", 0u, kWriterT0 + 2, 11));
+  ASSERT_TRUE(w.append("a", 0u, kWriterT0 + 2, 3));
+  ASSERT_TRUE(w.flush());
+  std::map<std::string, std::vector<double>> got;
+  for (const auto& r : testing::raw_rows(db)) got[r.metric].push_back(r.value);
+  EXPECT_EQ(got["a"], (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(got["b"], (std::vector<double>{10, 11}));
+  EXPECT_EQ(got["c"], (std::vector<double>{100}));
+  EXPECT_EQ(got.size(), 3U);
 }
 
 TEST(StoreWriter, SecondConnectionSeesCommittedRowsOnly) {
