@@ -43,8 +43,10 @@ struct FaultTally {
 };
 
 // The latest view of the machine, published as a whole after every sample.
-// Where the agent's own memory is, read once per sample for /metrics: what glibc's allocator
-// holds in live blocks and keeps free (mallinfo2), and SQLite's share of the live blocks.
+// Where the agent's own memory is, for /metrics: what glibc's allocator holds in live blocks and
+// keeps free (mallinfo2), and SQLite's share of the live blocks. Read with a sample, at most once
+// per kMemoryReadPeriod; the samples between carry the last reading.
+inline constexpr DurationNs kMemoryReadPeriod = 10 * kNsPerSec;
 struct ProcessMemory {
   // uordblks + hblkhd: live blocks, mapped ones included; fordblks: free in the arenas, not
   // given back. Absent when glibc's allocator is not the one in use (a sanitizer's or a
@@ -67,7 +69,7 @@ struct Snapshot {
   TimeNs last_sample_at = 0;            // wall clock
   TimeNs last_sample_mono = 0;          // monotonic, for /healthz
   bool gpus_seen = false;               // some sample since the start listed a GPU
-  std::optional<ProcessMemory> memory;  // as of the latest sample
+  std::optional<ProcessMemory> memory;  // as of the latest reading
 };
 
 struct HostView {

@@ -220,6 +220,7 @@ class PublishStage {
   const Clock& clock_;
   Snapshot last_;
   TimeNs last_resend_;
+  std::optional<TimeNs> memory_read_at_;  // monotonic
 };
 
 class Sampler {

@@ -273,8 +273,8 @@ std::vector<MetricDef> host_metric_rows() {
        .agent = [](const AgentMetrics& a) { return opt(a.worker_restarts_total); }},
       {.name = "cardiac_agent_heap_in_use_bytes",
        .unit = "bytes",
-       .help = "Bytes in live blocks of the agent process's allocator (SQLite's included), as of "
-               "the latest sample: a value that keeps rising across hours is a leak. Absent when "
+       .help = "Bytes in live blocks of the agent process's allocator (SQLite's included), read "
+               "every 10 s: a value that keeps rising across hours is a leak. Absent when "
                "the allocator is not glibc's.",
        .scope = Scope::kAgent,
        .source = "glibc mallinfo2: uordblks + hblkhd",
@@ -282,14 +282,14 @@ std::vector<MetricDef> host_metric_rows() {
       {.name = "cardiac_agent_heap_free_bytes",
        .unit = "bytes",
        .help = "Bytes the agent process's allocator holds free in its heaps, not given back to "
-               "the system, as of the latest sample.",
+               "the system, read every 10 s.",
        .scope = Scope::kAgent,
        .source = "glibc mallinfo2: fordblks",
        .agent = [](const AgentMetrics& a) { return a.heap_free_bytes; }},
       {.name = "cardiac_agent_sqlite_memory_bytes",
        .unit = "bytes",
        .help = "Bytes SQLite has allocated in the agent process (page caches, statements, "
-               "schema), as of the latest sample.",
+               "schema), read every 10 s.",
        .scope = Scope::kAgent,
        .source = "sqlite3_memory_used()",
        .agent = [](const AgentMetrics& a) { return a.sqlite_memory_bytes; }},
