@@ -19,9 +19,9 @@
 #   wr_kib_s      the tree's write_bytes (/proc/PID/io) over the last interval, KiB/s
 #   db_mib        cardiac.db + -wal + -shm on disk (MiB)
 #   procs         processes in the tree
-#   heap, free, sqlite  what the agent's /metrics says of its own memory as of its latest
-#                 sample (MiB): cardiac_agent_heap_in_use_bytes (live blocks), _heap_free_bytes
-#                 (free but kept) and _sqlite_memory_bytes (SQLite's part of the live blocks);
+#   heap, free, sqlite  what the agent's /metrics says of its own memory (read every 10 s), in
+#                 MiB: cardiac_agent_heap_in_use_bytes (live blocks), _heap_free_bytes (free
+#                 but kept) and _sqlite_memory_bytes (SQLite's part of the live blocks);
 #                 "-" for a build without them. Where a rise of anon comes from.
 # Optionally SCRAPE_EVERY seconds (default 15, 0: never) one gzip /metrics scrape, as a
 # Prometheus would. At the end: first/last/min/max of rss_main and the drift per hour.

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "agent/security_watch.h"
+#include "alloc_count.h"
 #include "cli/status_text.h"
 #include "core/clock.h"
 #include "core/malloc_tuning.h"
@@ -529,15 +530,18 @@ void BM_RulesEvaluate(benchmark::State& state) {
   const host::HostSnapshot host = host::collect_host(fs, SystemClock::instance().now());
   rules::RuleEngine engine(std::move(*rules));
   TimeNs now = SystemClock::instance().now();
-  std::size_t points = 0;
+  rules::SampleView view;  // kept, as the sampler keeps it
+  const std::uint64_t allocs_before = bench::allocations();
   for (auto _ : state) {
     now += kNsPerSec;
-    auto view = rules::build_sample_view(*gpus, host, nullptr, now);
-    points = view.points.size();
+    rules::build_sample_view(view, *gpus, host, nullptr, now);
     auto transitions = engine.evaluate(view, now);
     benchmark::DoNotOptimize(transitions.data());
   }
-  state.counters["points"] = static_cast<double>(points);
+  state.counters["points"] = static_cast<double>(view.points.size());
+  state.counters["allocs"] =
+      benchmark::Counter(static_cast<double>(bench::allocations() - allocs_before),
+                         benchmark::Counter::kAvgIterations);
 }
 BENCHMARK(BM_RulesEvaluate)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 

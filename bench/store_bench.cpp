@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "alloc_count.h"
 #include "nvml/gpu.h"
 #include "store/query.h"
 #include "store/retention.h"
@@ -169,6 +170,7 @@ void BM_StoreIngestGpuSnapshot(benchmark::State& state) {
   for (unsigned i = 0; i < 8; ++i) snap.gpus.push_back(simulated_reading(dev, i, 0));
   const auto fields = present_fields(snap.gpus[0]);
   std::int64_t sec = 0;
+  const std::uint64_t allocs_before = cardiac::bench::allocations();
   for (auto _ : state) {
     BENCH_CHECK(state, w.add_gpus(snap, kStart + sec * kSec));
     BENCH_CHECK(state, w.flush());
@@ -176,6 +178,10 @@ void BM_StoreIngestGpuSnapshot(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(8 * fields));
   state.counters["rows_per_sample"] = static_cast<double>(8 * fields);
+  // operator new calls per sample, SQLite's own mallocs not counted.
+  state.counters["allocs"] =
+      benchmark::Counter(static_cast<double>(cardiac::bench::allocations() - allocs_before),
+                         benchmark::Counter::kAvgIterations);
 }
 BENCHMARK(BM_StoreIngestGpuSnapshot)->Unit(benchmark::kMicrosecond);
 

@@ -326,6 +326,13 @@ std::string encode_times(std::span<const TimeNs> times) {
 }
 
 Result<std::vector<TimeNs>> decode_times(std::string_view data) {
+  std::vector<TimeNs> out;
+  CARDIAC_TRY(decode_times_into(data, out));
+  return out;
+}
+
+Status decode_times_into(std::string_view data, std::vector<TimeNs>& out) {
+  out.clear();
   if (data.empty() || static_cast<std::uint8_t>(data.front()) != kTimesFormat) {
     return fail(corrupt("not a time column"));
   }
@@ -336,7 +343,6 @@ Result<std::vector<TimeNs>> decode_times(std::string_view data) {
   // Every instant takes at least one bit (the first 64): a count beyond that is corrupt, and
   // checking it first keeps a damaged header from allocating gigabytes.
   if (count > r.bits_left()) return fail(corrupt("time column count exceeds its data"));
-  std::vector<TimeNs> out;
   out.reserve(count);
   std::uint64_t prev = 0;
   std::uint64_t prev_delta = 0;
@@ -356,7 +362,7 @@ Result<std::vector<TimeNs>> decode_times(std::string_view data) {
     out.push_back(static_cast<TimeNs>(t));
     prev = t;
   }
-  return out;
+  return {};
 }
 
 Result<std::string> encode_chunk(std::span<const Point> points, std::span<const TimeNs> times) {
@@ -492,6 +498,14 @@ Result<std::string> encode_tail_row(std::span<const SeriesPoints> batch, TailCha
 }
 
 Result<std::vector<SeriesPoints>> decode_tail_row(std::string_view data, TailChain& chain) {
+  std::vector<SeriesPoints> out;
+  std::vector<TimeNs> times;
+  CARDIAC_TRY(decode_tail_row_into(data, chain, out, times));
+  return out;
+}
+
+Status decode_tail_row_into(std::string_view data, TailChain& chain, std::vector<SeriesPoints>& out,
+                            std::vector<TimeNs>& times) {
   const auto format = data.empty() ? 0 : static_cast<std::uint8_t>(data.front());
   if (format != kTailFormat && format != kTailMaskFormat) return fail(corrupt("not a tail row"));
   data.remove_prefix(1);
@@ -500,8 +514,7 @@ Result<std::vector<SeriesPoints>> decode_tail_row(std::string_view data, TailCha
   if (!get_varint(data, flags) || !get_varint(data, column_size) || column_size > data.size()) {
     return fail(corrupt("truncated tail row header"));
   }
-  auto times = decode_times(data.substr(0, column_size));
-  if (!times) return fail(std::move(times).error());
+  CARDIAC_TRY(decode_times_into(data.substr(0, column_size), times));
   data.remove_prefix(column_size);
   if ((flags & kSameList) != 0) {
     if (chain.last_list.empty()) return fail(corrupt("tail row continues an unknown row"));
@@ -518,15 +531,20 @@ Result<std::vector<SeriesPoints>> decode_tail_row(std::string_view data, TailCha
       chain.last_list.push_back({static_cast<std::int64_t>(metric), unzigzag(gpu)});
     }
   }
-  std::vector<SeriesPoints> out;
-  out.reserve(chain.last_list.size());
+  // The series' vectors of the last row decoded into `out` are reused: a seal decodes every
+  // row of the tail (a row a second) several times, and a fresh vector per series and row was
+  // millions of allocations a seal.
+  out.resize(chain.last_list.size());
+  std::size_t at = 0;
   BitReader r(data);
   std::optional<std::uint64_t> last_mask;
   for (const auto& key : chain.last_list) {
     bool partial = false;
     if (!r.bit(partial)) return fail(corrupt("truncated tail row"));
-    std::uint64_t count = times->size();
-    SeriesPoints s{key, {}};
+    std::uint64_t count = times.size();
+    SeriesPoints& s = out[at++];
+    s.key = key;
+    s.points.clear();
     if (partial && format == kTailMaskFormat) {
       const std::uint64_t code = r.peek(2);
       std::optional<std::uint64_t> mask;
@@ -535,8 +553,8 @@ Result<std::vector<SeriesPoints>> decode_tail_row(std::string_view data, TailCha
         mask = last_mask;
       } else if (code == 0b10) {  // '110': a new mask
         std::uint64_t m = 0;
-        if (!r.skip(2) || times->size() > kMaxMaskInstants ||
-            !r.get(static_cast<int>(times->size()), m)) {
+        if (!r.skip(2) || times.size() > kMaxMaskInstants ||
+            !r.get(static_cast<int>(times.size()), m)) {
           return fail(corrupt("truncated tail row mask"));
         }
         mask = m;
@@ -546,13 +564,12 @@ Result<std::vector<SeriesPoints>> decode_tail_row(std::string_view data, TailCha
       }
       if (mask) {
         XorState& state = chain.values[key];
-        for (std::size_t i = 0; i < times->size(); ++i) {
+        for (std::size_t i = 0; i < times.size(); ++i) {
           if ((*mask & (std::uint64_t{1} << i)) == 0) continue;
-          Point p{(*times)[i], 0};
+          Point p{times[i], 0};
           if (!get_value(r, state, p.value)) return fail(corrupt("truncated value"));
           s.points.push_back(p);
         }
-        out.push_back(std::move(s));
         continue;
       }
     } else if (partial && !r.get(32, count)) {
@@ -560,10 +577,9 @@ Result<std::vector<SeriesPoints>> decode_tail_row(std::string_view data, TailCha
     }
     if (count > r.bits_left() / 2) return fail(corrupt("tail row count exceeds its data"));
     s.points.reserve(count);
-    CARDIAC_TRY(get_points(r, count, *times, chain.values[key], s.points));
-    out.push_back(std::move(s));
+    CARDIAC_TRY(get_points(r, count, times, chain.values[key], s.points));
   }
-  return out;
+  return {};
 }
 
 }  // namespace cardiac::store

@@ -35,6 +35,8 @@ struct SeriesKey {
 [[nodiscard]] std::string encode_times(std::span<const TimeNs> times);
 // Fails with a parse error on a truncated, corrupt or unsorted column; never reads past `data`.
 [[nodiscard]] Result<std::vector<TimeNs>> decode_times(std::string_view data);
+// The same into `out` (replaced), reusing its storage.
+[[nodiscard]] Status decode_times_into(std::string_view data, std::vector<TimeNs>& out);
 
 // One series' chunk against a time column: per point, the step to its instant's index in
 // `times` and its value XORed with the previous one. Every point's time must be in `times`;
@@ -82,5 +84,10 @@ struct SeriesPoints {
 // row, or one that does not continue `chain`; `chain` is then left unspecified.
 [[nodiscard]] Result<std::vector<SeriesPoints>> decode_tail_row(std::string_view data,
                                                                 TailChain& chain);
+// The same into `out`, whose series it replaces, reusing their vectors; `times` is scratch for the
+// row's time column. On failure `out` holds a part of the row.
+[[nodiscard]] Status decode_tail_row_into(std::string_view data, TailChain& chain,
+                                          std::vector<SeriesPoints>& out,
+                                          std::vector<TimeNs>& times);
 
 }  // namespace cardiac::store

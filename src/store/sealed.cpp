@@ -44,6 +44,9 @@ Status decode_tail(const Db& db, const TailVisitor& keep, std::int64_t* last_seg
     std::int64_t next_seq = 0;
   };
   std::map<std::int64_t, Segment> segments;
+  // One row's series at a time, their vectors reused from row to row.
+  std::vector<SeriesPoints> series;
+  std::vector<TimeNs> times;
   for (;;) {
     auto row = st->step();
     if (!row) return fail(std::move(row).error());
@@ -55,12 +58,10 @@ Status decode_tail(const Db& db, const TailVisitor& keep, std::int64_t* last_seg
                                db.path()));
     }
     ++seg.next_seq;
-    auto series = decode_tail_row(st->column_blob(3), seg.chain);
-    if (!series) {
-      return fail(
-          series.error().with_context(fmt::format("{}: sample_tail row {}", db.path(), id)));
+    if (auto ok = decode_tail_row_into(st->column_blob(3), seg.chain, series, times); !ok) {
+      return fail(ok.error().with_context(fmt::format("{}: sample_tail row {}", db.path(), id)));
     }
-    keep(*series);
+    keep(series);
   }
   auto sealed = sealed_tail_segment(db);
   if (!sealed) return fail(std::move(sealed).error());
@@ -68,12 +69,11 @@ Status decode_tail(const Db& db, const TailVisitor& keep, std::int64_t* last_seg
   if (!records) return fail(std::move(records).error());
   std::map<std::int64_t, TailChain> chains;
   for (const TailRecord& r : *records) {
-    auto series = decode_tail_row(r.data, chains[r.segment]);
-    if (!series) {
-      return fail(series.error().with_context(fmt::format(
+    if (auto ok = decode_tail_row_into(r.data, chains[r.segment], series, times); !ok) {
+      return fail(ok.error().with_context(fmt::format(
           "{}: segment {} record {}", tail_log_path(db.path(), r.segment), r.segment, r.seq)));
     }
-    keep(*series);
+    keep(series);
     if (last_segment != nullptr) *last_segment = std::max(*last_segment, r.segment);
   }
   return {};

@@ -286,6 +286,15 @@ TEST(StoreChunk, TailRowsChainAcrossFlushes) {
   expect_same(got[2], odd);
   expect_same(got[3], odd);
 
+  // Decoded into one kept vector, row after row (as a seal reads the tail): the same series.
+  TailChain kept_chain;
+  std::vector<SeriesPoints> kept;
+  std::vector<TimeNs> times;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    ASSERT_TRUE(decode_tail_row_into(rows[i], kept_chain, kept, times));
+    expect_same(kept, got[i]);
+  }
+
   // A row that continues a chain cannot be read without it.
   TailChain fresh;
   EXPECT_FALSE(decode_tail_row(rows[3], fresh));
