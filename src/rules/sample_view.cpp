@@ -139,9 +139,25 @@ class Builder {
   std::size_t n_ = 0;
 };
 
-void add_gpu(Builder& b, const nvml::GpuReading& g) {
-  Labels l{{"gpu", std::to_string(g.index)}};
-  if (!g.uuid.empty()) l["uuid"] = g.uuid;
+// {gpu, uuid} of `g`: `kept` when it names the same GPU, else made anew (and kept).
+const Labels& gpu_labels(const nvml::GpuReading& g, Labels& kept) {
+  const std::string index = std::to_string(g.index);
+  const auto gpu = kept.find("gpu");
+  const auto uuid = kept.find("uuid");
+  const bool same =
+      gpu != kept.end() && gpu->second == index &&
+      (g.uuid.empty() ? uuid == kept.end() : uuid != kept.end() && uuid->second == g.uuid) &&
+      kept.size() == (g.uuid.empty() ? 1U : 2U);
+  if (!same) {
+    Labels l{{"gpu", index}};
+    if (!g.uuid.empty()) l["uuid"] = g.uuid;
+    kept = std::move(l);
+  }
+  return kept;
+}
+
+void add_gpu(Builder& b, const nvml::GpuReading& g, Labels& kept) {
+  const Labels& l = gpu_labels(g, kept);
   // kNotSampled says nothing about the GPU itself (the collector stopped early): no gpu_up point.
   if (g.health != nvml::DeviceHealth::kNotSampled) {
     b.add("gpu_up", l, g.health == nvml::DeviceHealth::kOk ? 1.0 : 0.0);
@@ -314,7 +330,8 @@ void build_sample_view(SampleView& into, const nvml::GpuSnapshot& gpus,
   // An unusable NVML means zero usable GPUs, which is what an expected-count rule must see.
   b.add("gpu_count", {}, gpus.available ? static_cast<double>(gpus.gpus.size()) : 0.0);
   b.add("nvml_available", {}, gpus.available ? 1.0 : 0.0);
-  for (const auto& g : gpus.gpus) add_gpu(b, g);
+  into.gpu_labels.resize(gpus.gpus.size());
+  for (std::size_t i = 0; i < gpus.gpus.size(); ++i) add_gpu(b, gpus.gpus[i], into.gpu_labels[i]);
   add_host(b, host, rates);
   add_faults(b, gpus, faults);
   b.finish();

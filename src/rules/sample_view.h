@@ -29,6 +29,10 @@ struct Point {
 struct SampleView {
   TimeNs at = 0;  // when the sample was taken (the caller decides which clock)
   std::vector<Point> points;
+  // The label sets of the GPUs of the last build into this view, by position: a GPU that keeps
+  // its index and UUID keeps its set, so the rules' series hold the same one from sample to
+  // sample and its key is not made again.
+  std::vector<Labels> gpu_labels;
 };
 
 // What the engine knows about a metric name: rules naming anything else are rejected, because a

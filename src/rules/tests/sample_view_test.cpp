@@ -111,6 +111,33 @@ TEST(SampleView, AKeptViewHoldsOnlyTheLatestSample) {
   EXPECT_FALSE(find(kept, "host_cpu_busy_pct", {}));
 }
 
+// A GPU that keeps its index and UUID keeps its label set from build to build; one whose UUID
+// changed (another board in the slot) gets a set of its own.
+TEST(SampleView, AKeptViewKeepsTheLabelSetOfAGpuThatStaysTheSame) {
+  const auto host = healthy_host();
+  auto gpus = healthy_gpus(2);
+  SampleView kept;
+  build_sample_view(kept, gpus, host, nullptr, 1);
+  const auto labels_of = [&](std::string_view gpu) -> const Labels* {
+    for (const auto& p : kept.points) {
+      if (p.metric == "gpu_temperature" && p.labels.at("gpu") == gpu) return &p.labels;
+    }
+    return nullptr;
+  };
+  ASSERT_NE(labels_of("0"), nullptr);
+  const auto* first0 = &labels_of("0")->map();
+  const auto* first1 = &labels_of("1")->map();
+  gpus.gpus[1].uuid = "GPU-new";
+  build_sample_view(kept, gpus, host, nullptr, 2);
+  EXPECT_EQ(&labels_of("0")->map(), first0);
+  EXPECT_NE(&labels_of("1")->map(), first1);
+  EXPECT_EQ(labels_of("1")->at("uuid"), "GPU-new");
+  gpus.gpus[1].uuid.clear();  // the UUID could not be read
+  build_sample_view(kept, gpus, host, nullptr, 3);
+  EXPECT_FALSE(labels_of("1")->contains("uuid"));
+  EXPECT_EQ(labels_of("1")->key(), "gpu=1");
+}
+
 TEST(SampleView, EveryPointIsInTheCatalogWithItsScope) {
   const auto gpus = healthy_gpus(1);
   const auto host = healthy_host();
