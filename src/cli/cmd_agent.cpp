@@ -128,6 +128,9 @@ int run_agent(const AgentFlags& f, bool config_named, Context& ctx) {
     ctx.out << config::default_config_text();
     return kExitOk;
   }
+  // Once, before anything is read or said: the process starts again from main() with the same
+  // arguments and the agent's allocator tunables (core/malloc_tuning.h).
+  reexec_with_agent_tunables();
   // Under systemd the journal stamps and ranks each line (journalctl -u cardiac).
   log::use_journal_format_if_connected();
   auto cfg = effective_config(f, config_named);

@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "core/log.h"
+#include "core/malloc_tuning.h"
 #include "queue/runner.h"
 #include "telemetry/gpu_worker.h"
 
@@ -80,6 +81,7 @@ constexpr cardiac::cli::CommandSpec kCommands[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cardiac::restore_environment_after_reexec();
   if (argc >= 2 && std::strcmp(argv[1], cardiac::telemetry::kWorkerSubcommand) == 0) {
     return cardiac::telemetry::worker_main(argc, argv);
   }

@@ -4,6 +4,14 @@
 // committed data, a hung driver that does not stop the agent, and bad configuration.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "src/core/tests/temp_dir.h"
 #include "store/db.h"
 #include "store/sealed.h"
@@ -49,6 +57,53 @@ TEST(Agent, ServesMetricsAndTheApi) {
   auto status = nlohmann::json::parse(agent.get("/api/v1/status").second);
   EXPECT_EQ(status["gpus"].size(), 8u);
   EXPECT_TRUE(eventually([&] { return agent.get("/healthz").first == 200; }));
+  EXPECT_EQ(agent.terminate(), 0);
+}
+
+// The NUL-separated environment a process was started with.
+std::vector<std::string> environment_of(pid_t pid) {
+  const std::string text = read_text("/proc/" + std::to_string(pid) + "/environ");
+  std::vector<std::string> out;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = text.find('\0', at);
+    out.push_back(text.substr(at, end - at));
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return out;
+}
+
+bool has_prefix(const std::vector<std::string>& env, std::string_view prefix) {
+  return std::any_of(env.begin(), env.end(),
+                     [&](const std::string& e) { return e.starts_with(prefix); });
+}
+
+// The agent runs with glibc's per-thread cache off (it re-executes itself with GLIBC_TUNABLES
+// set), and what it starts gets the environment the agent was started with.
+TEST(Agent, RunsWithItsAllocatorTunablesAndHandsOnTheCallersEnvironment) {
+  ASSERT_EQ(std::getenv("GLIBC_TUNABLES"), nullptr) << "the test expects no tunables of its own";
+  AgentProcess agent(scenario("healthy-8xh100.json").dump(), "");
+  agent.agent_keys("interval = \"200ms\"\n");
+  ASSERT_TRUE(agent.start());
+  const auto own = environment_of(agent.pid());
+  EXPECT_TRUE(std::find(own.begin(), own.end(), "GLIBC_TUNABLES=glibc.malloc.tcache_count=0") !=
+              own.end());
+  std::vector<pid_t> children;
+  ASSERT_TRUE(eventually([&] {
+    children.clear();
+    for (const auto& task :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(agent.pid()) + "/task")) {
+      std::istringstream ids(read_text(task.path().string() + "/children"));
+      for (pid_t c = 0; ids >> c;) children.push_back(c);
+    }
+    return !children.empty();
+  }));
+  for (pid_t c : children) {  // the NVML worker
+    const auto env = environment_of(c);
+    EXPECT_FALSE(has_prefix(env, "GLIBC_TUNABLES=")) << c;
+    EXPECT_FALSE(has_prefix(env, "CARDIAC_CALLER_GLIBC_TUNABLES=")) << c;
+    EXPECT_TRUE(has_prefix(env, "CARDIAC_FAKE_NVML_SCENARIO=")) << c;
+  }
   EXPECT_EQ(agent.terminate(), 0);
 }
 

@@ -192,6 +192,7 @@ class AgentProcess {
   [[nodiscard]] std::string config_path() const { return dir_ + "/cardiac.toml"; }
   [[nodiscard]] std::string state_dir() const { return dir_ + "/state"; }
   [[nodiscard]] int port() const { return port_; }
+  [[nodiscard]] pid_t pid() const { return child_.pid(); }
 
  private:
   std::string dir_;
