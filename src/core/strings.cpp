@@ -35,6 +35,18 @@ std::vector<std::string_view> split_ws(std::string_view s) {
   return out;
 }
 
+std::size_t split_ws_into(std::string_view s, std::span<std::string_view> out) {
+  std::size_t n = 0;
+  size_t i = 0;
+  while (i < s.size() && n < out.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    size_t start = i;
+    while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
+    if (i > start) out[n++] = s.substr(start, i - start);
+  }
+  return n;
+}
+
 std::vector<std::string_view> split_lines(std::string_view s) {
   std::vector<std::string_view> out;
   size_t start = 0;

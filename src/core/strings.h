@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,9 @@ namespace cardiac {
 std::vector<std::string_view> split(std::string_view s, char sep);
 // Splits on runs of spaces/tabs; drops empty fields (the /proc table shape).
 std::vector<std::string_view> split_ws(std::string_view s);
+// The same without allocating: the first out.size() fields into `out`; returns how many it
+// filled (fewer when the line has fewer). For tables read line by line, thousands of lines a read.
+std::size_t split_ws_into(std::string_view s, std::span<std::string_view> out);
 // Splits into lines without their '\n' (a trailing '\r' is dropped too).
 std::vector<std::string_view> split_lines(std::string_view s);
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+
 namespace cardiac {
 namespace {
 
@@ -18,6 +20,18 @@ TEST(Strings, SplitWsDropsRuns) {
   ASSERT_EQ(parts.size(), 4u);
   EXPECT_EQ(parts[0], "cpu");
   EXPECT_EQ(parts[3], "3");
+}
+
+TEST(Strings, SplitWsIntoFillsTheLeadingFieldsOnly) {
+  std::array<std::string_view, 3> f;
+  EXPECT_EQ(split_ws_into("  a  bb\tc d e", f), 3U);
+  EXPECT_EQ(f[0], "a");
+  EXPECT_EQ(f[1], "bb");
+  EXPECT_EQ(f[2], "c");
+  std::array<std::string_view, 4> more;
+  EXPECT_EQ(split_ws_into(" x y ", more), 2U);
+  EXPECT_EQ(more[1], "y");
+  EXPECT_EQ(split_ws_into("   ", more), 0U);
 }
 
 TEST(Strings, SplitLinesHandlesCrAndNoTrailingNewline) {
