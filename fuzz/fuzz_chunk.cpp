@@ -135,7 +135,7 @@ bool same_row(const std::vector<SeriesPoints>& a, const std::vector<SeriesPoints
 }
 
 // Decodes the rows in order, then encodes what decoded with a fresh chain and decodes that with
-// another: the same series and values must come back, row after row.
+// another: the same series (those with points) and values must come back, row after row.
 void check_tail(const std::vector<std::string_view>& rows) {
   store::TailChain decode_chain;
   store::TailChain encode_chain;
@@ -148,6 +148,8 @@ void check_tail(const std::vector<std::string_view>& rows) {
     auto encoded = store::encode_tail_row(*decoded, encode_chain);
     CARDIAC_FUZZ_CHECK(encoded.has_value());
     const auto again = store::decode_tail_row(*encoded, again_chain);
+    // A series with no points (a corrupt row may list one) is left out of an encoded row.
+    std::erase_if(*decoded, [](const SeriesPoints& s) { return s.points.empty(); });
     CARDIAC_FUZZ_CHECK(again.has_value() && same_row(*again, *decoded));
   }
 }
