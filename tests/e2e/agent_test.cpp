@@ -81,7 +81,9 @@ bool has_prefix(const std::vector<std::string>& env, std::string_view prefix) {
 // The agent runs with glibc's per-thread cache off (it re-executes itself with GLIBC_TUNABLES
 // set), and what it starts gets the environment the agent was started with.
 TEST(Agent, RunsWithItsAllocatorTunablesAndHandsOnTheCallersEnvironment) {
-  ASSERT_EQ(std::getenv("GLIBC_TUNABLES"), nullptr) << "the test expects no tunables of its own";
+  if (std::getenv("GLIBC_TUNABLES") != nullptr) {
+    GTEST_SKIP() << "GLIBC_TUNABLES is set for the tests: the agent would take it as it is";
+  }
   AgentProcess agent(scenario("healthy-8xh100.json").dump(), "");
   agent.agent_keys("interval = \"200ms\"\n");
   ASSERT_TRUE(agent.start());
