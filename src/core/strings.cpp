@@ -23,27 +23,29 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   }
 }
 
+namespace {
+
+// The next run of non-blank characters at or after `i` (empty at the end); `i` moves past it.
+std::string_view next_field(std::string_view s, std::size_t& i) {
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+  const std::size_t start = i;
+  while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
+  return s.substr(start, i - start);
+}
+
+}  // namespace
+
 std::vector<std::string_view> split_ws(std::string_view s) {
   std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-    size_t start = i;
-    while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
-    if (i > start) out.push_back(s.substr(start, i - start));
-  }
+  std::size_t i = 0;
+  for (auto f = next_field(s, i); !f.empty(); f = next_field(s, i)) out.push_back(f);
   return out;
 }
 
 std::size_t split_ws_into(std::string_view s, std::span<std::string_view> out) {
   std::size_t n = 0;
-  size_t i = 0;
-  while (i < s.size() && n < out.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-    size_t start = i;
-    while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
-    if (i > start) out[n++] = s.substr(start, i - start);
-  }
+  std::size_t i = 0;
+  for (auto f = next_field(s, i); !f.empty() && n < out.size(); f = next_field(s, i)) out[n++] = f;
   return n;
 }
 
