@@ -101,13 +101,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   write_file(cardiac::store::tail_log_path(db, 0), rest.substr(0, first));
   write_file(cardiac::store::tail_log_path(db, 1), rest.substr(first));
 
-  auto records = cardiac::store::read_tail_log(db, sealed);
-  CARDIAC_FUZZ_CHECK(records.has_value());
-  for (std::size_t i = 0; i < records->size(); ++i) {
-    const TailRecord& r = (*records)[i];
+  auto log = cardiac::store::read_tail_log(db, sealed);
+  CARDIAC_FUZZ_CHECK(log.has_value());
+  const std::vector<TailRecord>& records = log->records;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const TailRecord& r = records[i];
     CARDIAC_FUZZ_CHECK(r.segment > sealed);
     if (i > 0) {
-      const TailRecord& p = (*records)[i - 1];
+      const TailRecord& p = records[i - 1];
       CARDIAC_FUZZ_CHECK(p.segment < r.segment || (p.segment == r.segment && p.seq < r.seq));
     }
   }
@@ -117,13 +118,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string again = work_dir() + "/b.db";
   ::unlink(cardiac::store::tail_log_path(again, 0).c_str());
   ::unlink(cardiac::store::tail_log_path(again, 1).c_str());
-  for (const TailRecord& r : *records) {
+  for (const TailRecord& r : records) {
     CARDIAC_FUZZ_CHECK(cardiac::store::append_tail_record(again, r).has_value());
   }
   auto back = cardiac::store::read_tail_log(again, sealed);
-  CARDIAC_FUZZ_CHECK(back.has_value() && back->size() == records->size());
-  for (std::size_t i = 0; i < records->size(); ++i) {
-    CARDIAC_FUZZ_CHECK(same((*back)[i], (*records)[i]));
+  CARDIAC_FUZZ_CHECK(back.has_value() && back->records.size() == records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    CARDIAC_FUZZ_CHECK(same(back->records[i], records[i]));
   }
   return 0;
 }

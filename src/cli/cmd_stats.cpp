@@ -55,7 +55,7 @@ Result<std::optional<TimeNs>> first_data(const store::Db& db) {
   }
   auto tail = store::live_tail_records(db);
   if (!tail) return fail(tail.error());
-  for (const auto& r : *tail) keep(r.start_ns);
+  for (const auto& r : tail->records) keep(r.start_ns);
   return first;
 }
 

@@ -156,10 +156,10 @@ Result<std::optional<TimeNs>> earliest_raw(const Db& db) {
       "SELECT min(t) FROM (SELECT min(time_ns) AS t FROM samples UNION ALL "
       "SELECT min(start_ns) FROM sample_seals UNION ALL SELECT min(start_ns) FROM sample_tail)");
   if (!t) return fail(std::move(t).error());
-  auto records = live_tail_records(db);
-  if (!records) return fail(std::move(records).error());
+  auto log = live_tail_records(db);
+  if (!log) return fail(std::move(log).error());
   std::optional<TimeNs> first = *t;
-  for (const TailRecord& r : *records) {
+  for (const TailRecord& r : log->records) {
     if (r.count > 0 && (!first || r.start_ns < *first)) first = r.start_ns;
   }
   return first;

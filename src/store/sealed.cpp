@@ -8,9 +8,11 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 
 #include "core/format.h"
+#include "store/point_pool.h"
 #include "store/retention.h"
 #include "store/schema.h"
 #include "store/tail_log.h"
@@ -33,10 +35,18 @@ void keep_range(const std::vector<Point>& points, TimeNs from, TimeNs to, std::v
 
 using TailVisitor = std::function<void(const std::vector<SeriesPoints>&)>;
 
+// One row's series at a time, their vectors reused from row to row (and, in a seal, from one
+// decoding of the tail to the next).
+struct TailScratch {
+  std::vector<SeriesPoints> series;
+  std::vector<TimeNs> times;
+};
+
 // Decodes the tail: the rows of the older `sample_tail` table in id order, then the records of
-// the tail files after the sealed segment, each segment's chain on its own; `keep` gets each
-// row's or record's series.
-Status decode_tail(const Db& db, const TailVisitor& keep, std::int64_t* last_segment) {
+// `log` (the tail files after the sealed segment), each segment's chain on its own; `keep` gets
+// each row's or record's series.
+Status decode_tail(const Db& db, const TailLog& log, TailScratch& scratch,
+                   const TailVisitor& keep) {
   auto st = db.prepare("SELECT id, segment, seq, data FROM sample_tail ORDER BY id");
   if (!st) return fail(std::move(st).error());
   struct Segment {
@@ -44,9 +54,7 @@ Status decode_tail(const Db& db, const TailVisitor& keep, std::int64_t* last_seg
     std::int64_t next_seq = 0;
   };
   std::map<std::int64_t, Segment> segments;
-  // One row's series at a time, their vectors reused from row to row.
-  std::vector<SeriesPoints> series;
-  std::vector<TimeNs> times;
+  auto& [series, times] = scratch;
   for (;;) {
     auto row = st->step();
     if (!row) return fail(std::move(row).error());
@@ -63,35 +71,60 @@ Status decode_tail(const Db& db, const TailVisitor& keep, std::int64_t* last_seg
     }
     keep(series);
   }
-  auto sealed = sealed_tail_segment(db);
-  if (!sealed) return fail(std::move(sealed).error());
-  auto records = read_tail_log(db.path(), *sealed);
-  if (!records) return fail(std::move(records).error());
   std::map<std::int64_t, TailChain> chains;
-  for (const TailRecord& r : *records) {
+  for (const TailRecord& r : log.records) {
     if (auto ok = decode_tail_row_into(r.data, chains[r.segment], series, times); !ok) {
       return fail(ok.error().with_context(fmt::format(
           "{}: segment {} record {}", tail_log_path(db.path(), r.segment), r.segment, r.seq)));
     }
     keep(series);
-    if (last_segment != nullptr) *last_segment = std::max(*last_segment, r.segment);
   }
   return {};
 }
 
+Status decode_tail(const Db& db, const TailVisitor& keep) {
+  auto log = live_tail_records(db);
+  if (!log) return fail(std::move(log).error());
+  TailScratch scratch;
+  return decode_tail(db, *log, scratch, keep);
+}
+
 // The tail's points in [from, to), into `out`. `only` limits the output to one series (the rows
 // are decoded in full either way: each continues the previous one).
-Status read_tail(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, SeriesMap& out,
-                 std::int64_t* last_segment = nullptr) {
-  return decode_tail(
-      db,
-      [&](const std::vector<SeriesPoints>& series) {
-        for (const auto& s : series) {
-          if (only != nullptr && s.key != *only) continue;
-          keep_range(s.points, from, to, out[s.key]);
-        }
-      },
-      last_segment);
+Status read_tail(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, SeriesMap& out) {
+  return decode_tail(db, [&](const std::vector<SeriesPoints>& series) {
+    for (const auto& s : series) {
+      if (only != nullptr && s.key != *only) continue;
+      keep_range(s.points, from, to, out[s.key]);
+    }
+  });
+}
+
+// The same points for every series, in one block (see PointPool): counted in a first decoding
+// of the tail, copied in a second.
+Status read_tail(const Db& db, TimeNs from, TimeNs to, PointPool& out) {
+  auto log = live_tail_records(db);
+  if (!log) return fail(std::move(log).error());
+  TailScratch scratch;
+  std::map<SeriesKey, std::size_t> counts;
+  CARDIAC_TRY(decode_tail(db, *log, scratch, [&](const std::vector<SeriesPoints>& series) {
+    for (const auto& s : series) {
+      for (const Point& p : s.points) {
+        if (p.time >= from && p.time < to) ++counts[s.key];
+      }
+    }
+  }));
+  const std::vector<PointPool::Size> sizes(counts.begin(), counts.end());
+  out.reset(sizes);
+  CARDIAC_TRY(decode_tail(db, *log, scratch, [&](const std::vector<SeriesPoints>& series) {
+    for (const auto& s : series) {
+      for (const Point& p : s.points) {
+        if (p.time >= from && p.time < to) out.add(s.key, p);
+      }
+    }
+  }));
+  if (!out.exact()) return fail(Error::internal("the tail decoded differently the second time"));
+  return {};
 }
 
 bool earlier(const Point& a, const Point& b) {
@@ -186,25 +219,6 @@ Result<bool> legacy_is_empty(const Db& db) {
   return any->value_or(0) == 0;
 }
 
-// Merges the distinct instants of `mine` (any order) or of `points` into `times` (sorted,
-// unique). The series of a seal share their instants (8 GPUs: 357 series, about 600 instants),
-// so this beats collecting every point's time and sorting them all.
-void merge_instants(std::vector<TimeNs> mine, std::vector<TimeNs>& times) {
-  std::sort(mine.begin(), mine.end());
-  mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
-  std::vector<TimeNs> merged;
-  merged.reserve(times.size() + mine.size());
-  std::set_union(times.begin(), times.end(), mine.begin(), mine.end(), std::back_inserter(merged));
-  times.swap(merged);
-}
-
-void merge_times(const std::vector<Point>& points, std::vector<TimeNs>& times) {
-  std::vector<TimeNs> mine;
-  mine.reserve(points.size());
-  for (const Point& p : points) mine.push_back(p.time);
-  merge_instants(std::move(mine), times);
-}
-
 // The `sample_seals` row of a new seal over `times` (not empty); returns its id.
 Result<std::int64_t> insert_seal(Db& db, const std::vector<TimeNs>& times) {
   auto next = db.query_int64("SELECT coalesce(max(id), 0) + 1 FROM sample_seals");
@@ -218,41 +232,55 @@ Result<std::int64_t> insert_seal(Db& db, const std::vector<TimeNs>& times) {
   return seal;
 }
 
-// One chunk row per series of `series` in seal `seal`, whose instants are `times`.
-Status insert_chunks(Db& db, std::int64_t seal, const std::vector<TimeNs>& times,
-                     const SeriesMap& series) {
-  auto ins = db.prepare(
-      "INSERT INTO sample_chunks(seal_id, metric_id, gpu, start_ns, end_ns, count, data) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-  if (!ins) return fail(std::move(ins).error());
-  for (const auto& [key, points] : series) {
-    if (points.empty()) continue;
-    auto data = encode_chunk(points, times);
-    if (!data) return fail(std::move(data).error());
-    const auto [lo, hi] =
-        std::minmax_element(points.begin(), points.end(),
-                            [](const Point& a, const Point& b) { return a.time < b.time; });
-    ins->bind_all(seal, key.metric_id, key.gpu, lo->time, hi->time,
-                  static_cast<std::int64_t>(points.size()));
-    ins->bind_blob(7, *data);
-    CARDIAC_TRY(ins->run());
-    ins->reset();
+// The chunk rows of seal `seal`, whose instants are `times`: one per series given to add().
+class ChunkInserter {
+ public:
+  static Result<ChunkInserter> prepare(Db& db, std::int64_t seal,
+                                       const std::vector<TimeNs>& times) {
+    auto ins = db.prepare(
+        "INSERT INTO sample_chunks(seal_id, metric_id, gpu, start_ns, end_ns, count, data) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    if (!ins) return fail(std::move(ins).error());
+    return ChunkInserter(std::move(*ins), seal, times);
   }
-  return {};
-}
+
+  Status add(const SeriesKey& key, std::span<const Point> points) {
+    if (points.empty()) return {};
+    auto data = encode_chunk(points, times_);
+    if (!data) return fail(std::move(data).error());
+    const auto [lo, hi] = std::minmax_element(points.begin(), points.end(), earlier);
+    ins_.bind_all(seal_, key.metric_id, key.gpu, lo->time, hi->time,
+                  static_cast<std::int64_t>(points.size()));
+    ins_.bind_blob(7, *data);
+    CARDIAC_TRY(ins_.run());
+    ins_.reset();
+    return {};
+  }
+
+ private:
+  ChunkInserter(Statement ins, std::int64_t seal, const std::vector<TimeNs>& times)
+      : ins_(std::move(ins)), seal_(seal), times_(times) {}
+
+  Statement ins_;
+  std::int64_t seal_;
+  const std::vector<TimeNs>& times_;
+};
 
 // One seal of `series`: the time column of every instant, then a chunk per series.
 Result<std::int64_t> write_seal(Db& db, const SeriesMap& series) {
-  std::vector<TimeNs> times;
+  InstantSet instants;
   std::int64_t total = 0;
   for (const auto& [key, points] : series) {
-    merge_times(points, times);
+    instants.add(points);
+    instants.merge();
     total += static_cast<std::int64_t>(points.size());
   }
   if (total == 0) return total;
-  auto seal = insert_seal(db, times);
+  auto seal = insert_seal(db, instants.times());
   if (!seal) return fail(std::move(seal).error());
-  CARDIAC_TRY(insert_chunks(db, *seal, times, series));
+  auto ins = ChunkInserter::prepare(db, *seal, instants.times());
+  if (!ins) return fail(std::move(ins).error());
+  for (const auto& [key, points] : series) CARDIAC_TRY(ins->add(key, points));
   return total;
 }
 
@@ -333,11 +361,11 @@ Status for_each_series(const Db& db, TimeNs from, TimeNs to, const SeriesVisitor
     if (!*row) break;
     keys.insert({st->column_int64(0), st->column_int64(1)});
   }
-  SeriesMap tail;
-  CARDIAC_TRY(read_tail(db, nullptr, from, to, tail));
-  for (const auto& [key, points] : tail) {
+  PointPool tail;
+  CARDIAC_TRY(read_tail(db, from, to, tail));
+  tail.for_each([&](const SeriesKey& key, std::span<const Point> points) {
     if (!points.empty()) keys.insert(key);
-  }
+  });
   std::vector<Point> points;
   for (const SeriesKey& key : keys) {
     points.clear();
@@ -347,10 +375,8 @@ Status for_each_series(const Db& db, TimeNs from, TimeNs to, const SeriesVisitor
     if (auto it = chunks.find(key); it != chunks.end()) {
       points.insert(points.end(), it->second.begin(), it->second.end());
     }
-    if (auto it = tail.find(key); it != tail.end()) {
-      points.insert(points.end(), it->second.begin(), it->second.end());
-      tail.erase(it);
-    }
+    const auto in_tail = tail.points(key);
+    points.insert(points.end(), in_tail.begin(), in_tail.end());
     if (points.empty()) continue;
     sort_points(points);
     CARDIAC_TRY(each(key, points));
@@ -368,9 +394,11 @@ Result<bool> has_raw_series(const Db& db, SeriesKey key) {
   auto row = st->step();
   if (!row) return fail(std::move(row).error());
   if (*row && st->column_int64(0) != 0) return true;
-  SeriesMap m;
-  CARDIAC_TRY(read_tail(db, &key, std::numeric_limits<TimeNs>::min(), kAllTime, m));
-  return !m.empty() && !m.begin()->second.empty();
+  bool found = false;
+  CARDIAC_TRY(decode_tail(db, [&](const std::vector<SeriesPoints>& series) {
+    for (const auto& s : series) found = found || (s.key == key && !s.points.empty());
+  }));
+  return found;
 }
 
 Result<std::vector<std::int64_t>> gpus_with_raw_samples(const Db& db, TimeNs since) {
@@ -387,15 +415,18 @@ Result<std::vector<std::int64_t>> gpus_with_raw_samples(const Db& db, TimeNs sin
     if (!*row) break;
     gpus.insert(st->column_int64(0));
   }
-  SeriesMap tail;
-  CARDIAC_TRY(read_tail(db, nullptr, since, kAllTime, tail));
-  for (const auto& [key, points] : tail) {
-    if (key.gpu != kHostGpu && !points.empty()) gpus.insert(key.gpu);
-  }
+  CARDIAC_TRY(decode_tail(db, [&](const std::vector<SeriesPoints>& series) {
+    for (const auto& s : series) {
+      if (s.key.gpu == kHostGpu) continue;
+      const bool since_then = std::any_of(s.points.begin(), s.points.end(),
+                                          [&](const Point& p) { return p.time >= since; });
+      if (since_then) gpus.insert(s.key.gpu);
+    }
+  }));
   return std::vector<std::int64_t>(gpus.begin(), gpus.end());
 }
 
-Result<std::vector<TailRecord>> live_tail_records(const Db& db) {
+Result<TailLog> live_tail_records(const Db& db) {
   auto sealed = sealed_tail_segment(db);
   if (!sealed) return fail(std::move(sealed).error());
   return read_tail_log(db.path(), *sealed);
@@ -406,64 +437,64 @@ Result<std::int64_t> count_raw_samples(const Db& db) {
       "SELECT (SELECT count(*) FROM samples) + (SELECT coalesce(sum(count), 0) FROM "
       "sample_chunks) + (SELECT coalesce(sum(count), 0) FROM sample_tail)");
   if (!n) return fail(std::move(n).error());
-  auto records = live_tail_records(db);
-  if (!records) return fail(std::move(records).error());
+  auto log = live_tail_records(db);
+  if (!log) return fail(std::move(log).error());
   std::int64_t total = n->value_or(0);
-  for (const TailRecord& r : *records) total += r.count;
+  for (const TailRecord& r : log->records) total += r.count;
   return total;
 }
 
 // A seal of the tail holds about 600 points of each series (3.4 MB as points for 8 GPUs). The
 // chunks are made kSealGroup series at a time, each group decoded from the tail anew, so the
-// sampler holds one group's points (about 0.6 MB), not the whole seal's. The first pass counts
-// the points and collects the instants; the chunks go in key order, as one group would.
+// sampler holds one group's points (about 0.6 MB, in one block), not the whole seal's. The
+// first pass counts the points and collects the instants; the chunks go in key order, as one
+// group would. The tail files are read once.
 constexpr std::size_t kSealGroup = 64;
 
 Result<std::int64_t> seal_tail_locked(Db& db, const SeriesMap& extra) {
+  auto log = live_tail_records(db);
+  if (!log) return fail(std::move(log).error());
+  std::int64_t last_segment = 0;
+  for (const TailRecord& r : log->records) last_segment = std::max(last_segment, r.segment);
   std::map<SeriesKey, std::size_t> counts;
-  std::vector<TimeNs> times;
+  InstantSet instants;
   for (const auto& [key, points] : extra) {
     counts[key] += points.size();
-    merge_times(points, times);
+    instants.add(points);
   }
-  std::int64_t last_segment = 0;
-  CARDIAC_TRY(decode_tail(
-      db,
-      [&](const std::vector<SeriesPoints>& series) {
-        // One merge per record: its series share the record's few instants.
-        std::vector<TimeNs> instants;
-        for (const auto& sp : series) {
-          counts[sp.key] += sp.points.size();
-          for (const Point& p : sp.points) instants.push_back(p.time);
-        }
-        merge_instants(std::move(instants), times);
-      },
-      &last_segment));
+  instants.merge();
+  TailScratch scratch;
+  CARDIAC_TRY(decode_tail(db, *log, scratch, [&](const std::vector<SeriesPoints>& series) {
+    // One merge per record: its series share the record's few instants.
+    for (const auto& sp : series) {
+      counts[sp.key] += sp.points.size();
+      instants.add(sp.points);
+    }
+    instants.merge();
+  }));
   std::int64_t total = 0;
   for (const auto& [key, n] : counts) total += static_cast<std::int64_t>(n);
   if (total > 0) {
-    auto seal = insert_seal(db, times);
+    auto seal = insert_seal(db, instants.times());
     if (!seal) return fail(std::move(seal).error());
-    auto it = counts.begin();
-    while (it != counts.end()) {
-      SeriesMap group;
-      for (std::size_t i = 0; i < kSealGroup && it != counts.end(); ++i, ++it) {
-        group[it->first].reserve(it->second);
-      }
-      const auto add = [&](const SeriesKey& key, const std::vector<Point>& points) {
-        if (auto g = group.find(key); g != group.end()) {
-          g->second.insert(g->second.end(), points.begin(), points.end());
-        }
-      };
-      // The batch's points before the tail's, as the seal of one map had them.
-      for (const auto& [key, points] : extra) add(key, points);
-      CARDIAC_TRY(decode_tail(
-          db,
-          [&](const std::vector<SeriesPoints>& series) {
-            for (const auto& sp : series) add(sp.key, sp.points);
-          },
-          nullptr));
-      CARDIAC_TRY(insert_chunks(db, *seal, times, group));
+    auto ins = ChunkInserter::prepare(db, *seal, instants.times());
+    if (!ins) return fail(std::move(ins).error());
+    const std::vector<PointPool::Size> sizes(counts.begin(), counts.end());
+    PointPool group;
+    for (std::size_t first = 0; first < sizes.size(); first += kSealGroup) {
+      group.reset(std::span(sizes).subspan(first, std::min(kSealGroup, sizes.size() - first)));
+      // The batch's points before the tail's, as the seal of one map had them. A key of another
+      // group is not in this one: add() leaves its points out.
+      for (const auto& [key, points] : extra) group.add(key, points);
+      CARDIAC_TRY(decode_tail(db, *log, scratch, [&](const std::vector<SeriesPoints>& series) {
+        for (const auto& sp : series) group.add(sp.key, sp.points);
+      }));
+      if (!group.exact()) return fail(Error::internal("the tail decoded differently when sealed"));
+      Status done;
+      group.for_each([&](const SeriesKey& key, std::span<const Point> points) {
+        if (done) done = ins->add(key, points);
+      });
+      CARDIAC_TRY(std::move(done));
     }
   }
   CARDIAC_TRY(db.exec("DELETE FROM sample_tail"));

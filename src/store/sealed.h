@@ -62,7 +62,7 @@ using SeriesVisitor = std::function<Status(const SeriesKey&, const std::vector<P
 [[nodiscard]] Result<std::vector<std::int64_t>> gpus_with_raw_samples(const Db& db, TimeNs since);
 
 // The records of the tail files not sealed yet, by segment and seq.
-[[nodiscard]] Result<std::vector<TailRecord>> live_tail_records(const Db& db);
+[[nodiscard]] Result<TailLog> live_tail_records(const Db& db);
 
 // Raw samples stored: legacy rows, sealed chunks and tail together.
 [[nodiscard]] Result<std::int64_t> count_raw_samples(const Db& db);

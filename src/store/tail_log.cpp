@@ -62,13 +62,15 @@ std::string encode(const TailRecord& r) {
   return out;
 }
 
-Result<std::string> read_file(const std::string& path) {
-  std::string out;
+// Into `out`, sized once from fstat: growing by doubling left a trail of smaller buffers.
+Status read_file(const std::string& path, std::string& out) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) return out;
+    if (errno == ENOENT) return {};
     return fail(Error::io(path, errno));
   }
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) out.reserve(static_cast<std::size_t>(st.st_size));
   std::array<char, 65536> buf{};
   for (;;) {
     const ssize_t n = ::read(fd, buf.data(), buf.size());
@@ -82,7 +84,7 @@ Result<std::string> read_file(const std::string& path) {
     out.append(buf.data(), static_cast<std::size_t>(n));
   }
   ::close(fd);
-  return out;
+  return {};
 }
 
 // The valid records at the start of one file (see read_tail_log for where it stops).
@@ -112,7 +114,7 @@ void parse(std::string_view file, std::int64_t sealed, std::int64_t parity,
     if (r.seq != next_seq) return;
     segment = r.segment;
     ++next_seq;
-    r.data = std::string(file.substr(at + kHeader, len));
+    r.data = file.substr(at + kHeader, len);
     at += kHeader + len;
     if (r.segment > sealed) out.push_back(std::move(r));
   }
@@ -142,16 +144,18 @@ Status set_sealed_tail_segment(Db& db, std::int64_t segment) {
   return st->bind_all(segment).run();
 }
 
-Result<std::vector<TailRecord>> read_tail_log(std::string_view db_path, std::int64_t sealed) {
-  std::vector<TailRecord> out;
+Result<TailLog> read_tail_log(std::string_view db_path, std::int64_t sealed) {
+  TailLog log;
+  // Both strings in place before any record views one: moving the vector later keeps them.
+  log.files.resize(2);
   for (std::int64_t parity : {0, 1}) {
-    auto file = read_file(tail_log_path(db_path, parity));
-    if (!file) return fail(std::move(file).error());
-    parse(*file, sealed, parity, out);
+    std::string& file = log.files[static_cast<std::size_t>(parity)];
+    CARDIAC_TRY(read_file(tail_log_path(db_path, parity), file));
+    parse(file, sealed, parity, log.records);
   }
-  std::stable_sort(out.begin(), out.end(),
+  std::stable_sort(log.records.begin(), log.records.end(),
                    [](const TailRecord& a, const TailRecord& b) { return a.segment < b.segment; });
-  return out;
+  return log;
 }
 
 Status append_tail_record(std::string_view db_path, const TailRecord& record, unsigned mode) {

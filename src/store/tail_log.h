@@ -15,13 +15,30 @@
 namespace cardiac::store {
 
 // One flush of a writer's segment: the bit-packed batch of encode_tail_row() and its extent.
+// `data` is a view: of the caller's bytes when appending, of TailLog::files when read back.
 struct TailRecord {
   std::int64_t segment = 0;
   std::int64_t seq = 0;  // 0, 1, 2... within the segment
   TimeNs start_ns = 0;
   TimeNs end_ns = 0;
   std::int64_t count = 0;
-  std::string data;
+  std::string_view data;
+};
+
+// The records read back from both files, viewing the files' bytes as read in one block each: a
+// seal reads the tail seven times, and a copy of each record (a few hundred bytes, 600 of them)
+// scattered that many small blocks through the heap each time.
+struct TailLog {
+  std::vector<std::string> files;
+  std::vector<TailRecord> records;
+
+  TailLog() = default;
+  TailLog(TailLog&&) = default;
+  TailLog& operator=(TailLog&&) = default;
+  // A copy's records would view the other log's files.
+  TailLog(const TailLog&) = delete;
+  TailLog& operator=(const TailLog&) = delete;
+  ~TailLog() = default;
 };
 
 // The file of `segment`: "<db>-tail0" for even segments, "<db>-tail1" for odd ones. A segment
@@ -38,8 +55,7 @@ struct TailRecord {
 // read up to its first record that is torn (a power loss mid-write), fails its CRC, belongs to
 // another segment than the file's first one or breaks the seq order: what follows it cannot be
 // decoded without it. Absent files are empty.
-[[nodiscard]] Result<std::vector<TailRecord>> read_tail_log(std::string_view db_path,
-                                                            std::int64_t sealed);
+[[nodiscard]] Result<TailLog> read_tail_log(std::string_view db_path, std::int64_t sealed);
 
 // Appends one record to its segment's file with one write(2) (seq 0 truncates the file first),
 // created with `mode`. Once this returns, a kill -9 keeps the record (it is in the page cache);

@@ -188,7 +188,7 @@ Result<bool> SampleWriter::write_batch(std::span<const SeriesPoints> batch,
   }
   auto data = encode_tail_row(batch, seg->chain);
   if (!data) return fail(std::move(data).error());
-  record.data = std::move(*data);
+  record.data = *data;
   CARDIAC_TRY(append_tail_record(db_.path(), record));
   ++seg->next_seq;
   return false;

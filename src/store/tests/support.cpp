@@ -116,7 +116,7 @@ std::int64_t tail_records(const Db& db) {
     ADD_FAILURE() << records.error().what();
     return -1;
   }
-  return static_cast<std::int64_t>(records->size());
+  return static_cast<std::int64_t>(records->records.size());
 }
 
 void copy_minute_rows(Db& db) {

@@ -75,9 +75,9 @@ TEST(StoreTailLog, TornLastRecordIsCutOffAndTheRestIsSealed) {
   EXPECT_EQ(scalar(db, "SELECT sum(count) FROM sample_chunks"), 20);
   EXPECT_EQ(tail_records(db), 1);  // the new segment's, in the other file
   EXPECT_EQ(scalar(db, "SELECT sealed_segment FROM tail_log"), 1);
-  auto records = live_tail_records(db);
-  ASSERT_TRUE(records);
-  EXPECT_EQ(records->front().segment, 2);
+  auto log = live_tail_records(db);
+  ASSERT_TRUE(log);
+  EXPECT_EQ(log->records.front().segment, 2);
   EXPECT_EQ(count_raw_samples(db).value(), 30);
 }
 
@@ -92,17 +92,17 @@ TEST(StoreTailLog, RecordsOfAnotherSegmentOrOutOfOrderEndTheFile) {
   ASSERT_TRUE(append_tail_record(path, r));
   auto got = read_tail_log(path, 0);
   ASSERT_TRUE(got);
-  EXPECT_EQ(got->size(), 2u);
+  EXPECT_EQ(got->records.size(), 2u);
   auto none = read_tail_log(path, 3);  // sealed: stale
   ASSERT_TRUE(none);
-  EXPECT_TRUE(none->empty());
+  EXPECT_TRUE(none->records.empty());
   // A new segment of the same parity starts the file afresh.
   ASSERT_TRUE(append_tail_record(path, TailRecord{5, 0, kTailT0, kTailT0, 0, "y"}));
   got = read_tail_log(path, 3);
   ASSERT_TRUE(got);
-  ASSERT_EQ(got->size(), 1u);
-  EXPECT_EQ(got->front().segment, 5);
-  EXPECT_EQ(got->front().data, "y");
+  ASSERT_EQ(got->records.size(), 1u);
+  EXPECT_EQ(got->records.front().segment, 5);
+  EXPECT_EQ(got->records.front().data, "y");
 }
 
 // A file holding the other parity's segment (copied over, or damaged with a valid CRC) is not
@@ -114,8 +114,8 @@ TEST(StoreTailLog, ASegmentInTheOtherParitysFileIsNotRead) {
   std::filesystem::copy_file(tail_log_path(path, 3), tail_log_path(path, 4));
   auto got = read_tail_log(path, -1);
   ASSERT_TRUE(got);
-  ASSERT_EQ(got->size(), 1u);
-  EXPECT_EQ(got->front().segment, 3);
+  ASSERT_EQ(got->records.size(), 1u);
+  EXPECT_EQ(got->records.front().segment, 3);
 }
 
 TEST(StoreTailLog, TailRowsOfTheTableMigrateAndAreSealedByTheNextWriter) {
@@ -159,10 +159,10 @@ TEST(StoreTailLog, TailRowsOfTheTableMigrateAndAreSealedByTheNextWriter) {
   ASSERT_TRUE(w.flush());
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_tail"), 0);
   EXPECT_EQ(scalar(db, "SELECT sum(count) FROM sample_chunks"), 10);
-  auto records = live_tail_records(db);
-  ASSERT_TRUE(records);
-  ASSERT_EQ(records->size(), 1u);
-  EXPECT_EQ(records->front().segment, 5);
+  auto log = live_tail_records(db);
+  ASSERT_TRUE(log);
+  ASSERT_EQ(log->records.size(), 1u);
+  EXPECT_EQ(log->records.front().segment, 5);
   auto after = read_series(db, {1, 0}, kTailT0, kTailT0 + 3600 * kNsPerSec);
   ASSERT_TRUE(after);
   ASSERT_EQ(after->size(), 11u);
