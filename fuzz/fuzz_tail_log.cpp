@@ -65,11 +65,13 @@ int write_seeds(const std::string& dir) {
   const std::string db = work_dir() + "/seed.db";
   // Segment 3 in tail1 (three records), segment 4 in tail0 (two).
   for (std::int64_t seq = 0; seq < 3; ++seq) {
-    TailRecord r{3, seq, 1000 * seq, 1000 * seq + 999, 5, std::string(40 + seq, 'a' + seq)};
+    const std::string payload(40 + seq, 'a' + seq);
+    TailRecord r{3, seq, 1000 * seq, 1000 * seq + 999, 5, payload};
     CARDIAC_FUZZ_CHECK(cardiac::store::append_tail_record(db, r).has_value());
   }
   for (std::int64_t seq = 0; seq < 2; ++seq) {
-    TailRecord r{4, seq, 5000 + 1000 * seq, 5999 + 1000 * seq, 5, std::string(64, 'z')};
+    const std::string payload(64, 'z');
+    TailRecord r{4, seq, 5000 + 1000 * seq, 5999 + 1000 * seq, 5, payload};
     CARDIAC_FUZZ_CHECK(cardiac::store::append_tail_record(db, r).has_value());
   }
   const std::string t0 = read_file(cardiac::store::tail_log_path(db, 4));

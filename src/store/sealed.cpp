@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <iterator>
 #include <limits>
 #include <optional>
 #include <set>
@@ -236,7 +235,7 @@ Result<std::int64_t> insert_seal(Db& db, const std::vector<TimeNs>& times) {
 class ChunkInserter {
  public:
   static Result<ChunkInserter> prepare(Db& db, std::int64_t seal,
-                                       const std::vector<TimeNs>& times) {
+                                       std::span<const TimeNs> times) {
     auto ins = db.prepare(
         "INSERT INTO sample_chunks(seal_id, metric_id, gpu, start_ns, end_ns, count, data) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
@@ -258,12 +257,12 @@ class ChunkInserter {
   }
 
  private:
-  ChunkInserter(Statement ins, std::int64_t seal, const std::vector<TimeNs>& times)
+  ChunkInserter(Statement ins, std::int64_t seal, std::span<const TimeNs> times)
       : ins_(std::move(ins)), seal_(seal), times_(times) {}
 
   Statement ins_;
   std::int64_t seal_;
-  const std::vector<TimeNs>& times_;
+  std::span<const TimeNs> times_;  // the seal's column, which outlives the inserter
 };
 
 // One seal of `series`: the time column of every instant, then a chunk per series.

@@ -116,7 +116,7 @@ void parse(std::string_view file, std::int64_t sealed, std::int64_t parity,
     ++next_seq;
     r.data = file.substr(at + kHeader, len);
     at += kHeader + len;
-    if (r.segment > sealed) out.push_back(std::move(r));
+    if (r.segment > sealed) out.push_back(r);
   }
 }
 
