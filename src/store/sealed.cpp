@@ -234,8 +234,7 @@ Result<std::int64_t> insert_seal(Db& db, const std::vector<TimeNs>& times) {
 // The chunk rows of seal `seal`, whose instants are `times`: one per series given to add().
 class ChunkInserter {
  public:
-  static Result<ChunkInserter> prepare(Db& db, std::int64_t seal,
-                                       std::span<const TimeNs> times) {
+  static Result<ChunkInserter> prepare(Db& db, std::int64_t seal, std::span<const TimeNs> times) {
     auto ins = db.prepare(
         "INSERT INTO sample_chunks(seal_id, metric_id, gpu, start_ns, end_ns, count, data) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
