@@ -99,30 +99,37 @@ Status read_tail(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, Se
   });
 }
 
-// The same points for every series, in one block (see PointPool): counted in a first decoding
-// of the tail, copied in a second.
-Status read_tail(const Db& db, TimeNs from, TimeNs to, PointPool& out) {
-  auto log = live_tail_records(db);
-  if (!log) return fail(std::move(log).error());
-  TailScratch scratch;
-  std::map<SeriesKey, std::size_t> counts;
-  CARDIAC_TRY(decode_tail(db, *log, scratch, [&](const std::vector<SeriesPoints>& series) {
+// A seal or a roll-up decodes the tail once per group of this many series, holding one group's
+// points (64 series of 600 points: 0.6 MB in one block, see PointPool) rather than the tail's
+// every series (3.4 MB for 8 GPUs).
+constexpr std::size_t kSeriesGroup = 64;
+
+// Adds to `counts` how many of each series' tail points lie in [from, to) (a series with none
+// gets no entry).
+Status count_tail(const Db& db, const TailLog& log, TailScratch& scratch, TimeNs from, TimeNs to,
+                  std::map<SeriesKey, std::size_t>& counts) {
+  return decode_tail(db, log, scratch, [&](const std::vector<SeriesPoints>& series) {
     for (const auto& s : series) {
       for (const Point& p : s.points) {
         if (p.time >= from && p.time < to) ++counts[s.key];
       }
     }
-  }));
-  const std::vector<PointPool::Size> sizes(counts.begin(), counts.end());
-  out.reset(sizes);
-  CARDIAC_TRY(decode_tail(db, *log, scratch, [&](const std::vector<SeriesPoints>& series) {
+  });
+}
+
+// Adds the tail's points that `keep` takes, of the series of `pool` (a key of another group is
+// left out); they must fill it exactly, as the count that sized it said.
+template <class Keep>
+Status fill_from_tail(const Db& db, const TailLog& log, TailScratch& scratch, PointPool& pool,
+                      const Keep& keep) {
+  CARDIAC_TRY(decode_tail(db, log, scratch, [&](const std::vector<SeriesPoints>& series) {
     for (const auto& s : series) {
       for (const Point& p : s.points) {
-        if (p.time >= from && p.time < to) out.add(s.key, p);
+        if (keep(p)) pool.add(s.key, p);
       }
     }
   }));
-  if (!out.exact()) return fail(Error::internal("the tail decoded differently the second time"));
+  if (!pool.exact()) return fail(Error::internal("the tail decoded differently from its count"));
   return {};
 }
 
@@ -359,25 +366,42 @@ Status for_each_series(const Db& db, TimeNs from, TimeNs to, const SeriesVisitor
     if (!*row) break;
     keys.insert({st->column_int64(0), st->column_int64(1)});
   }
+  auto log = live_tail_records(db);
+  if (!log) return fail(std::move(log).error());
+  TailScratch scratch;
+  std::map<SeriesKey, std::size_t> in_tail;
+  CARDIAC_TRY(count_tail(db, *log, scratch, from, to, in_tail));
+  for (const auto& [key, n] : in_tail) keys.insert(key);
+  const std::vector<SeriesKey> ordered(keys.begin(), keys.end());
   PointPool tail;
-  CARDIAC_TRY(read_tail(db, from, to, tail));
-  tail.for_each([&](const SeriesKey& key, std::span<const Point> points) {
-    if (!points.empty()) keys.insert(key);
-  });
+  std::vector<PointPool::Size> sizes;
   std::vector<Point> points;
-  for (const SeriesKey& key : keys) {
-    points.clear();
-    if (!*empty) CARDIAC_TRY(read_legacy(db, key, from, to, points));
-    SeriesMap chunks;
-    CARDIAC_TRY(read_chunks(db, &key, from, to, chunks));
-    if (auto it = chunks.find(key); it != chunks.end()) {
-      points.insert(points.end(), it->second.begin(), it->second.end());
+  for (std::size_t first = 0; first < ordered.size(); first += kSeriesGroup) {
+    const auto group =
+        std::span(ordered).subspan(first, std::min(kSeriesGroup, ordered.size() - first));
+    sizes.clear();
+    for (const SeriesKey& key : group) {
+      if (auto it = in_tail.find(key); it != in_tail.end()) sizes.emplace_back(key, it->second);
     }
-    const auto in_tail = tail.points(key);
-    points.insert(points.end(), in_tail.begin(), in_tail.end());
-    if (points.empty()) continue;
-    sort_points(points);
-    CARDIAC_TRY(each(key, points));
+    tail.reset(sizes);
+    if (!sizes.empty()) {
+      CARDIAC_TRY(fill_from_tail(db, *log, scratch, tail,
+                                 [&](const Point& p) { return p.time >= from && p.time < to; }));
+    }
+    for (const SeriesKey& key : group) {
+      points.clear();
+      if (!*empty) CARDIAC_TRY(read_legacy(db, key, from, to, points));
+      SeriesMap chunks;
+      CARDIAC_TRY(read_chunks(db, &key, from, to, chunks));
+      if (auto it = chunks.find(key); it != chunks.end()) {
+        points.insert(points.end(), it->second.begin(), it->second.end());
+      }
+      const auto tail_points = tail.points(key);
+      points.insert(points.end(), tail_points.begin(), tail_points.end());
+      if (points.empty()) continue;
+      sort_points(points);
+      CARDIAC_TRY(each(key, points));
+    }
   }
   return {};
 }
@@ -443,11 +467,10 @@ Result<std::int64_t> count_raw_samples(const Db& db) {
 }
 
 // A seal of the tail holds about 600 points of each series (3.4 MB as points for 8 GPUs). The
-// chunks are made kSealGroup series at a time, each group decoded from the tail anew, so the
-// sampler holds one group's points (about 0.6 MB, in one block), not the whole seal's. The
-// first pass counts the points and collects the instants; the chunks go in key order, as one
-// group would. The tail files are read once.
-constexpr std::size_t kSealGroup = 64;
+// chunks are made kSeriesGroup series at a time, each group decoded from the tail anew, so the
+// sampler holds one group's points, not the whole seal's. The first pass counts the points and
+// collects the instants; the chunks go in key order, as one group would. The tail files are
+// read once.
 
 Result<std::int64_t> seal_tail_locked(Db& db, const SeriesMap& extra) {
   auto log = live_tail_records(db);
@@ -479,15 +502,12 @@ Result<std::int64_t> seal_tail_locked(Db& db, const SeriesMap& extra) {
     if (!ins) return fail(std::move(ins).error());
     const std::vector<PointPool::Size> sizes(counts.begin(), counts.end());
     PointPool group;
-    for (std::size_t first = 0; first < sizes.size(); first += kSealGroup) {
-      group.reset(std::span(sizes).subspan(first, std::min(kSealGroup, sizes.size() - first)));
+    for (std::size_t first = 0; first < sizes.size(); first += kSeriesGroup) {
+      group.reset(std::span(sizes).subspan(first, std::min(kSeriesGroup, sizes.size() - first)));
       // The batch's points before the tail's, as the seal of one map had them. A key of another
       // group is not in this one: add() leaves its points out.
       for (const auto& [key, points] : extra) group.add(key, points);
-      CARDIAC_TRY(decode_tail(db, *log, scratch, [&](const std::vector<SeriesPoints>& series) {
-        for (const auto& sp : series) group.add(sp.key, sp.points);
-      }));
-      if (!group.exact()) return fail(Error::internal("the tail decoded differently when sealed"));
+      CARDIAC_TRY(fill_from_tail(db, *log, scratch, group, [](const Point&) { return true; }));
       Status done;
       group.for_each([&](const SeriesKey& key, std::span<const Point> points) {
         if (done) done = ins->add(key, points);
