@@ -24,11 +24,13 @@
 #                 but kept) and _sqlite_memory_bytes (SQLite's part of the live blocks);
 #                 "-" for a build without them. Where a rise of anon comes from.
 # Optionally SCRAPE_EVERY seconds (default 15, 0: never) one gzip /metrics scrape, as a
-# Prometheus would. At the end: first/last/min/max of rss_main and the drift per hour.
+# Prometheus would. At the end: first/last/min/max of rss_main and the drift per hour; the
+# least-squares slope of anon after SETTLE minutes, and its mean in each hour.
 #
 # Usage: bench/agent_soak.sh [BUILD_DIR] [MINUTES] [OUT_FILE]
 #        bench/agent_soak.sh build 60 /tmp/soak.txt     # one hour; the rows also go to stdout
-# Environment: SAMPLE (seconds between rows, 60), SCRAPE_EVERY (15), INTERVAL (1s).
+# Environment: SAMPLE (seconds between rows, 60), SCRAPE_EVERY (15), INTERVAL (1s), SETTLE
+# (15: the minutes the anon slope and hourly means leave out, the first seal and roll-up).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,6 +54,7 @@ import glob, os, re, shutil, signal, socket, subprocess, sys, tempfile, time, ur
 
 cardiac, fake, scenario, minutes, out_path, sample, scrape_every, interval = sys.argv[1:9]
 minutes, sample, scrape_every = float(minutes), float(sample), float(scrape_every)
+settle = float(os.environ.get("SETTLE", "15"))
 HZ = os.sysconf("SC_CLK_TCK")
 out = open(out_path, "w")
 
@@ -200,6 +203,19 @@ wrs = [r["wr"] for r in rows if r["wr"] is not None]
 say(f"# rss_main first {main[0]:.2f} last {main[-1]:.2f} min {min(main):.2f} max {max(main):.2f}"
     f" MiB; drift {(main[-1] - main[0]) / hours:+.2f} MiB/h; peak (VmHWM) {rows[-1]['peak']:.2f}"
     f" MiB")
+# Flat or not: the rows before SETTLE minutes hold the first seal and roll-up's growth of the
+# heap; after them, the least-squares slope of anon and its mean in each whole hour.
+late = [r for r in rows if r["min"] >= settle]
+if len(late) >= 2:
+    xs, ys = [r["min"] / 60 for r in late], [r["anon"] for r in late]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
+    by_hour = {}
+    for r in late: by_hour.setdefault(int(r["min"] // 60), []).append(r["anon"])
+    hourly = "; ".join(f"hour {h + 1} {sum(v) / len(v):.2f} (min {min(v):.2f}, max {max(v):.2f})"
+                       for h, v in sorted(by_hour.items()))
+    say(f"# anon from minute {settle:.0f}: slope {slope:+.3f} MiB/h; mean {hourly} MiB")
 if cpus:
     say(f"# cpu_pct mean {sum(cpus) / len(cpus):.3f} min {min(cpus):.3f} max {max(cpus):.3f}; "
         f"wr_kib_s mean {sum(wrs) / len(wrs):.1f} max {max(wrs):.1f}")
