@@ -21,6 +21,8 @@ void PointPool::reset(std::span<const Size> sizes) {
 
 std::size_t PointPool::find(const SeriesKey& key) const {
   if (hint_ < slots_.size() && slots_[hint_].key == key) return hint_;
+  // A group is a run of keys in order: most keys a tail record offers lie outside it.
+  if (slots_.empty() || key < slots_.front().key || slots_.back().key < key) return slots_.size();
   const auto it = std::lower_bound(slots_.begin(), slots_.end(), key,
                                    [](const Slot& s, const SeriesKey& k) { return s.key < k; });
   if (it == slots_.end() || it->key != key) return slots_.size();

@@ -99,10 +99,24 @@ Status read_tail(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, Se
   });
 }
 
-// A seal or a roll-up decodes the tail once per group of this many series, holding one group's
-// points (64 series of 600 points: 0.6 MB in one block, see PointPool) rather than the tail's
-// every series (3.4 MB for 8 GPUs).
-constexpr std::size_t kSeriesGroup = 64;
+// A seal or a roll-up decodes the tail once per group of series whose tail points number up to
+// this many, holding one group's points (64 series of a seal's 600: 0.6 MB in one block, see
+// PointPool) rather than every series' (3.4 MB for 8 GPUs). Bounded by points, not series: a
+// roll-up usually takes the last minutes of an hour from the tail, a few groups' worth at most.
+constexpr std::size_t kGroupPoints = 64 * kSealPoints;
+
+// The end of the group that starts at `first` of `n` series: series join it while its points
+// stay within kGroupPoints (`points(i)`: series i's); at least one series.
+template <class PointsOf>
+std::size_t group_end(std::size_t first, std::size_t n, const PointsOf& points) {
+  std::size_t end = first;
+  std::size_t held = 0;
+  while (end < n && (end == first || held + points(end) <= kGroupPoints)) {
+    held += points(end);
+    ++end;
+  }
+  return end;
+}
 
 // Adds to `counts` how many of each series' tail points lie in [from, to) (a series with none
 // gets no entry).
@@ -376,9 +390,13 @@ Status for_each_series(const Db& db, TimeNs from, TimeNs to, const SeriesVisitor
   PointPool tail;
   std::vector<PointPool::Size> sizes;
   std::vector<Point> points;
-  for (std::size_t first = 0; first < ordered.size(); first += kSeriesGroup) {
-    const auto group =
-        std::span(ordered).subspan(first, std::min(kSeriesGroup, ordered.size() - first));
+  const auto in_tail_of = [&](std::size_t i) {
+    const auto it = in_tail.find(ordered[i]);
+    return it == in_tail.end() ? std::size_t{0} : it->second;
+  };
+  for (std::size_t first = 0, end = 0; first < ordered.size(); first = end) {
+    end = group_end(first, ordered.size(), in_tail_of);
+    const auto group = std::span(ordered).subspan(first, end - first);
     sizes.clear();
     for (const SeriesKey& key : group) {
       if (auto it = in_tail.find(key); it != in_tail.end()) sizes.emplace_back(key, it->second);
@@ -467,7 +485,7 @@ Result<std::int64_t> count_raw_samples(const Db& db) {
 }
 
 // A seal of the tail holds about 600 points of each series (3.4 MB as points for 8 GPUs). The
-// chunks are made kSeriesGroup series at a time, each group decoded from the tail anew, so the
+// chunks are made a group of series at a time (group_end), each decoded from the tail anew, so the
 // sampler holds one group's points, not the whole seal's. The first pass counts the points and
 // collects the instants; the chunks go in key order, as one group would. The tail files are
 // read once.
@@ -502,8 +520,10 @@ Result<std::int64_t> seal_tail_locked(Db& db, const SeriesMap& extra) {
     if (!ins) return fail(std::move(ins).error());
     const std::vector<PointPool::Size> sizes(counts.begin(), counts.end());
     PointPool group;
-    for (std::size_t first = 0; first < sizes.size(); first += kSeriesGroup) {
-      group.reset(std::span(sizes).subspan(first, std::min(kSeriesGroup, sizes.size() - first)));
+    const auto points_of = [&](std::size_t i) { return sizes[i].second; };
+    for (std::size_t first = 0, end = 0; first < sizes.size(); first = end) {
+      end = group_end(first, sizes.size(), points_of);
+      group.reset(std::span(sizes).subspan(first, end - first));
       // The batch's points before the tail's, as the seal of one map had them. A key of another
       // group is not in this one: add() leaves its points out.
       for (const auto& [key, points] : extra) group.add(key, points);
