@@ -14,8 +14,8 @@
 namespace cardiac::store {
 
 // The points of a known set of series, each given its size up front, in one block. A seal's group
-// (64 series) and the tail a roll-up reads (357 series) were a vector per series: 600 points of
-// 16 bytes, under the agent's mmap threshold, so glibc carved them from the arena the sampler
+// of series and the tail's part of a roll-up's window were a vector per series: up to 600 points
+// of 16 bytes, under the agent's mmap threshold, so glibc carved them from the arena the sampler
 // shares, and whatever small block another thread kept meanwhile pinned their pages after the
 // free. The one block, a few hundred kB, gets pages of its own that go back on free.
 class PointPool {
