@@ -23,6 +23,26 @@ using testing::TempDir;
 
 constexpr TimeNs kHour0 = 1'700'002'800LL * kNsPerSec;
 
+// `seconds` seconds from kHour0 of `metrics` × `gpus` series named `<prefix><m>`, a flush every
+// `flush_every` seconds and one at the end; `value(m, g, i)` gives each point (nullopt: none).
+template <class Value>
+void write_grid(SampleWriter& w, std::string_view prefix, int metrics, unsigned gpus, int seconds,
+                int flush_every, const Value& value) {
+  for (int i = 0; i < seconds; ++i) {
+    for (int m = 0; m < metrics; ++m) {
+      for (unsigned g = 0; g < gpus; ++g) {
+        const std::optional<double> v = value(m, g, i);
+        if (!v) continue;
+        ASSERT_TRUE(w.append(fmt::format("{}{}", prefix, m), g, kHour0 + i * kNsPerSec, *v));
+      }
+    }
+    if (i % flush_every == flush_every - 1) {
+      ASSERT_TRUE(w.flush());
+    }
+  }
+  ASSERT_TRUE(w.flush());
+}
+
 struct Sample {
   TimeNs time;
   std::optional<unsigned> gpu;
@@ -191,18 +211,8 @@ TEST(StoreSealed, ASealOfManySeriesKeepsEveryPointInKeyOrder) {
   constexpr int kMetrics = 10;
   constexpr unsigned kGpus = 15;
   const auto value = [](int m, unsigned g, int i) { return m * 1000.0 + g * 10.0 + i * 0.25; };
-  for (int i = 0; i < static_cast<int>(kSealPoints); ++i) {
-    for (int m = 0; m < kMetrics; ++m) {
-      for (unsigned g = 0; g < kGpus; ++g) {
-        ASSERT_TRUE(
-            w.append(fmt::format("gpu_test_{}", m), g, kHour0 + i * kNsPerSec, value(m, g, i)));
-      }
-    }
-    if (i % 5 == 4) {
-      ASSERT_TRUE(w.flush());
-    }
-  }
-  ASSERT_TRUE(w.flush());
+  write_grid(w, "gpu_test_", kMetrics, kGpus, static_cast<int>(kSealPoints), 5,
+             [&](int m, unsigned g, int i) { return std::optional(value(m, g, i)); });
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_seals"), 1);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_chunks"), kMetrics * kGpus);
   EXPECT_EQ(scalar(db, "SELECT sum(count) FROM sample_chunks"),
@@ -229,23 +239,18 @@ TEST(StoreSealed, ASealOfManySeriesKeepsEveryPointInKeyOrder) {
 // range: two groups), in a range that cuts through a seal and the tail, it must give what
 // read_all_series() gives (which reads the tail in one go).
 TEST(StoreSealed, WalkingManySeriesAGroupAtATimeGivesWhatOneReadGives) {
-  TempDir dir;
-  Db db = testing::open_test_store(dir);
-  SampleWriter w(db);
   constexpr int kMetrics = 15;
   constexpr unsigned kGpus = 10;
   const int seconds = static_cast<int>(kSealPoints) + 300;
-  for (int i = 0; i < seconds; ++i) {
-    for (int m = 0; m < kMetrics; ++m) {
-      for (unsigned g = 0; g < kGpus; ++g) {
-        // Some series skip seconds, so the groups' counts differ.
-        if ((m + static_cast<int>(g)) % 7 == 0 && i % 3 == 0) continue;
-        ASSERT_TRUE(w.append(fmt::format("gpu_walk_{}", m), g, kHour0 + i * kNsPerSec,
-                             m * 100.0 + g + i * 0.5));
-      }
-    }
-    ASSERT_TRUE(w.flush());
-  }
+  TempDir dir;
+  Db db = testing::open_test_store(dir);
+  SampleWriter w(db);
+  write_grid(w, "gpu_walk_", kMetrics, kGpus, seconds, 1,
+             [](int m, unsigned g, int i) -> std::optional<double> {
+               // Some series skip seconds, so the groups' counts differ.
+               if ((m + static_cast<int>(g)) % 7 == 0 && i % 3 == 0) return std::nullopt;
+               return m * 100.0 + g + i * 0.5;
+             });
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM sample_seals"), 1);
   EXPECT_GT(tail_records(db), 290);
   const TimeNs from = kHour0 + 500 * kNsPerSec;
