@@ -14,6 +14,7 @@
 #include "store/point_pool.h"
 #include "store/retention.h"
 #include "store/schema.h"
+#include "store/tail_decode.h"
 #include "store/tail_log.h"
 
 namespace cardiac::store {
@@ -32,62 +33,6 @@ void keep_range(const std::vector<Point>& points, TimeNs from, TimeNs to, std::v
   }
 }
 
-using TailVisitor = std::function<void(const std::vector<SeriesPoints>&)>;
-
-// One row's series at a time, their vectors reused from row to row (and, in a seal, from one
-// decoding of the tail to the next).
-struct TailScratch {
-  std::vector<SeriesPoints> series;
-  std::vector<TimeNs> times;
-};
-
-// Decodes the tail: the rows of the older `sample_tail` table in id order, then the records of
-// `log` (the tail files after the sealed segment), each segment's chain on its own; `keep` gets
-// each row's or record's series.
-Status decode_tail(const Db& db, const TailLog& log, TailScratch& scratch,
-                   const TailVisitor& keep) {
-  auto st = db.prepare("SELECT id, segment, seq, data FROM sample_tail ORDER BY id");
-  if (!st) return fail(std::move(st).error());
-  struct Segment {
-    TailChain chain;
-    std::int64_t next_seq = 0;
-  };
-  std::map<std::int64_t, Segment> segments;
-  auto& [series, times] = scratch;
-  for (;;) {
-    auto row = st->step();
-    if (!row) return fail(std::move(row).error());
-    if (!*row) break;
-    const std::int64_t id = st->column_int64(0);
-    Segment& seg = segments[st->column_int64(1)];
-    if (st->column_int64(2) != seg.next_seq) {
-      return fail(Error::parse(fmt::format("sample_tail row {} does not follow its segment", id),
-                               db.path()));
-    }
-    ++seg.next_seq;
-    if (auto ok = decode_tail_row_into(st->column_blob(3), seg.chain, series, times); !ok) {
-      return fail(ok.error().with_context(fmt::format("{}: sample_tail row {}", db.path(), id)));
-    }
-    keep(series);
-  }
-  std::map<std::int64_t, TailChain> chains;
-  for (const TailRecord& r : log.records) {
-    if (auto ok = decode_tail_row_into(r.data, chains[r.segment], series, times); !ok) {
-      return fail(ok.error().with_context(fmt::format(
-          "{}: segment {} record {}", tail_log_path(db.path(), r.segment), r.segment, r.seq)));
-    }
-    keep(series);
-  }
-  return {};
-}
-
-Status decode_tail(const Db& db, const TailVisitor& keep) {
-  auto log = live_tail_records(db);
-  if (!log) return fail(std::move(log).error());
-  TailScratch scratch;
-  return decode_tail(db, *log, scratch, keep);
-}
-
 // The tail's points in [from, to), into `out`. `only` limits the output to one series (the rows
 // are decoded in full either way: each continues the previous one).
 Status read_tail(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, SeriesMap& out) {
@@ -97,54 +42,6 @@ Status read_tail(const Db& db, const SeriesKey* only, TimeNs from, TimeNs to, Se
       keep_range(s.points, from, to, out[s.key]);
     }
   });
-}
-
-// A seal or a roll-up decodes the tail once per group of series whose tail points number up to
-// this many, holding one group's points (64 series of a seal's 600: 0.6 MB in one block, see
-// PointPool) rather than every series' (3.4 MB for 8 GPUs). Bounded by points, not series: a
-// roll-up usually takes the last minutes of an hour from the tail, a few groups' worth at most.
-constexpr std::size_t kGroupPoints = 64 * kSealPoints;
-
-// The end of the group that starts at `first` of `n` series: series join it while its points
-// stay within kGroupPoints (`points(i)`: series i's); at least one series.
-template <class PointsOf>
-std::size_t group_end(std::size_t first, std::size_t n, const PointsOf& points) {
-  std::size_t end = first;
-  std::size_t held = 0;
-  while (end < n && (end == first || held + points(end) <= kGroupPoints)) {
-    held += points(end);
-    ++end;
-  }
-  return end;
-}
-
-// Adds to `counts` how many of each series' tail points lie in [from, to) (a series with none
-// gets no entry).
-Status count_tail(const Db& db, const TailLog& log, TailScratch& scratch, TimeNs from, TimeNs to,
-                  std::map<SeriesKey, std::size_t>& counts) {
-  return decode_tail(db, log, scratch, [&](const std::vector<SeriesPoints>& series) {
-    for (const auto& s : series) {
-      for (const Point& p : s.points) {
-        if (p.time >= from && p.time < to) ++counts[s.key];
-      }
-    }
-  });
-}
-
-// Adds the tail's points that `keep` takes, of the series of `pool` (a key of another group is
-// left out); they must fill it exactly, as the count that sized it said.
-template <class Keep>
-Status fill_from_tail(const Db& db, const TailLog& log, TailScratch& scratch, PointPool& pool,
-                      const Keep& keep) {
-  CARDIAC_TRY(decode_tail(db, log, scratch, [&](const std::vector<SeriesPoints>& series) {
-    for (const auto& s : series) {
-      for (const Point& p : s.points) {
-        if (keep(p)) pool.add(s.key, p);
-      }
-    }
-  }));
-  if (!pool.exact()) return fail(Error::internal("the tail decoded differently from its count"));
-  return {};
 }
 
 bool earlier(const Point& a, const Point& b) {
