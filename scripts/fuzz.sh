@@ -200,6 +200,12 @@ seed_tail_log() {
   CARDIAC_FUZZ_WRITE_SEEDS=$1 "$build/fuzz/fuzz_tail_log"
 }
 
+# Minute blocks written by the target itself: a constant hour, a varied one with odd values,
+# and one of the first layout.
+seed_minute_block() {
+  CARDIAC_FUZZ_WRITE_SEEDS=$1 "$build/fuzz/fuzz_minute_block"
+}
+
 # The fixture files that a target's parser table names (CARDIAC_FUZZ_LIST_PARSERS=1 prints
 # it: index, two-sample flag, globs under a captured root), each behind its parser's byte.
 table_fixtures() {

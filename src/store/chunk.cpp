@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Bit writer/reader and the three encodings: time columns, chunks and tail rows.
+// The three encodings: time columns, chunks and tail rows; Gorilla's value coding.
 #include "store/chunk.h"
 
 #include <algorithm>
@@ -7,6 +7,8 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+
+#include "store/bits.h"
 
 namespace cardiac::store {
 namespace {
@@ -17,6 +19,10 @@ constexpr std::uint8_t kTimesFormat = 0x01;
 constexpr std::uint8_t kChunkFormat = 0x02;
 constexpr std::uint8_t kTailFormat = 0x03;  // read only: rows of schema 6's sample_tail
 constexpr std::uint8_t kTailMaskFormat = 0x04;
+// Format 5: format 2 with steps that repeat the last step other than 1 in two bits (see
+// put_step). Each GPU's series skip the host's instants, which come between theirs every few
+// seconds: format 2 paid 10 bits for every such step, a quarter of a constant chunk.
+constexpr std::uint8_t kChunkRepeatFormat = 0x05;
 // Format 4, per series: '0' a point at every instant of the row; '10' the instants of the
 // previous mask of the row; '110' + one bit per instant (rows of at most kMaxMaskInstants);
 // '111' + 32-bit count + the points' instant steps (format 3's partial series).
@@ -24,96 +30,6 @@ constexpr std::size_t kMaxMaskInstants = 64;
 
 // Tail row flag: the series list is the previous row's.
 constexpr std::uint64_t kSameList = 1;
-
-class BitWriter {
- public:
-  explicit BitWriter(std::string& out) : out_(out) {}
-  // Appends the low `n` bits of `v` (n <= 64), most significant first.
-  void put(std::uint64_t v, int n) {
-    while (n > 0) {
-      const int room = 8 - used_;
-      const int take = std::min(room, n);
-      const auto chunk = static_cast<std::uint8_t>((v >> (n - take)) & ((1u << take) - 1));
-      if (used_ == 0) out_.push_back('\0');
-      out_.back() = static_cast<char>(static_cast<std::uint8_t>(out_.back()) |
-                                      static_cast<std::uint8_t>(chunk << (room - take)));
-      used_ = (used_ + take) % 8;
-      n -= take;
-    }
-  }
-  void bit(bool b) { put(b ? 1 : 0, 1); }
-
- private:
-  std::string& out_;
-  int used_ = 0;  // bits used in out_.back(); 0 = start a new byte
-};
-
-class BitReader {
- public:
-  explicit BitReader(std::string_view data) : data_(data) {}
-  // Reads `n` bits (n <= 64); false when the data ends first.
-  bool get(int n, std::uint64_t& v) {
-    if (n > 56) {
-      std::uint64_t hi = 0;
-      std::uint64_t lo = 0;
-      if (!get(n - 32, hi) || !get(32, lo)) return false;
-      v = (hi << 32) | lo;
-      return true;
-    }
-    refill(n);
-    if (avail_ < n) return false;
-    v = n == 0 ? 0 : (buf_ >> (avail_ - n)) & (~std::uint64_t{0} >> (64 - n));
-    avail_ -= n;
-    return true;
-  }
-  bool bit(bool& b) {
-    std::uint64_t v = 0;
-    if (!get(1, v)) return false;
-    b = v != 0;
-    return true;
-  }
-  // The next `n` bits (1 <= n <= 56) without consuming them; bits past the end read as 0, so a
-  // prefix can be matched in one step and then consumed with skip(), which checks the length.
-  std::uint64_t peek(int n) {
-    refill(n);
-    const std::uint64_t mask = ~std::uint64_t{0} >> (64 - n);
-    return (avail_ >= n ? buf_ >> (avail_ - n) : buf_ << (n - avail_)) & mask;
-  }
-  bool skip(int n) {
-    (void)peek(n);  // refills
-    if (avail_ < n) return false;
-    avail_ -= n;
-    return true;
-  }
-  // Whole bytes go into a 64-bit buffer whose low `avail_` bits are unread: at least `n` when
-  // the data has them (n <= 56). Eight bytes at a time while they last, one at a time at the end.
-  void refill(int n) {
-    if (avail_ >= n) return;
-    if (data_.size() - pos_ >= 8) {
-      std::uint64_t word = 0;
-      std::memcpy(&word, data_.data() + pos_, sizeof word);
-      if constexpr (std::endian::native == std::endian::little) word = __builtin_bswap64(word);
-      const int take = (63 - avail_) / 8;  // whole bytes that fit: 1..7
-      buf_ = (buf_ << (take * 8)) | (word >> (64 - take * 8));
-      pos_ += static_cast<std::size_t>(take);
-      avail_ += take * 8;
-      return;
-    }
-    while (avail_ < n && pos_ < data_.size()) {
-      buf_ = (buf_ << 8) | static_cast<std::uint8_t>(data_[pos_++]);
-      avail_ += 8;
-    }
-  }
-  [[nodiscard]] std::uint64_t bits_left() const {
-    return (data_.size() - pos_) * 8 + static_cast<std::uint64_t>(avail_);
-  }
-
- private:
-  std::string_view data_;
-  std::size_t pos_ = 0;
-  std::uint64_t buf_ = 0;
-  int avail_ = 0;
-};
 
 void put_varint(std::string& out, std::uint64_t v) {
   while (v >= 0x80) {
@@ -177,8 +93,108 @@ bool get_dod(BitReader& r, std::uint64_t& z) {
   return r.get(ones == 4 ? 64 : kDodBuckets[ones - 1].value_bits, z);
 }
 
-// Gorilla's value encoding: '0' same value; '10' + the meaningful bits inside the previous
-// window; '11' + 5 bits leading zeros + 6 bits length - 1 + the meaningful bits.
+// A point's step from the previous point's instant index (-1 before the first). Formats 2 and
+// 4: '0' the next instant, '10' + 8 bits, '11' + 32 bits (0 = the same instant again). Format 5
+// (`last` set): '0' the next instant, '10' the last step other than 1 again, '110' + 8 bits, '111'
+// + 32 bits; `last` starts at 2 (one instant skipped).
+constexpr std::uint64_t kFirstRepeatStep = 2;
+
+void put_step(BitWriter& w, std::uint64_t step, std::uint64_t* last) {
+  if (step == 1) return w.bit(false);
+  if (last != nullptr) {
+    if (step == *last) return w.put(0b10, 2);
+    *last = step;
+    w.put(0b11, 2);
+  } else {
+    w.bit(true);
+  }
+  if (step < 256) {
+    w.bit(false);
+    return w.put(step, 8);
+  }
+  w.bit(true);
+  w.put(step, 32);
+}
+
+bool get_step(BitReader& r, std::uint64_t& step, std::uint64_t* last) {
+  const std::uint64_t prefix = r.peek(3);
+  if ((prefix & 0b100) == 0) {
+    step = 1;
+    return r.skip(1);
+  }
+  if (last != nullptr) {
+    if ((prefix & 0b010) == 0) {
+      step = *last;
+      return r.skip(2);
+    }
+    if (!r.skip(3) || !r.get((prefix & 0b001) != 0 ? 32 : 8, step)) return false;
+    *last = step;
+    return true;
+  }
+  if (!r.skip(2)) return false;
+  return r.get((prefix & 0b010) != 0 ? 32 : 8, step);
+}
+
+void encode_times_into(std::string& out, std::span<const TimeNs> times) {
+  out.push_back(static_cast<char>(kTimesFormat));
+  put_varint(out, times.size());
+  BitWriter w(out);
+  std::uint64_t prev = 0;
+  std::uint64_t prev_delta = 0;
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    const auto t = static_cast<std::uint64_t>(times[i]);
+    if (i == 0) {
+      w.put(t, 64);
+    } else {
+      const std::uint64_t delta = t - prev;
+      put_dod(w, zigzag(static_cast<std::int64_t>(delta - prev_delta)));
+      prev_delta = delta;
+    }
+    prev = t;
+  }
+}
+
+// Encodes the points (sorted by time) of one series: instant steps into `times` and values.
+Status put_points(BitWriter& w, std::span<const Point> points, std::span<const TimeNs> times,
+                  XorState& state, std::uint64_t* last_step = nullptr) {
+  std::int64_t prev_index = -1;
+  for (const Point& p : points) {
+    auto it = std::lower_bound(times.begin(), times.end(), p.time);
+    if (it == times.end() || *it != p.time) {
+      return fail(Error::invalid("a point's time is not in the chunk's time column"));
+    }
+    const std::int64_t index = it - times.begin();
+    put_step(w, static_cast<std::uint64_t>(index - prev_index), last_step);
+    prev_index = index;
+    put_value(w, state, p.value);
+  }
+  return {};
+}
+
+Status get_points(BitReader& r, std::uint64_t count, std::span<const TimeNs> times, XorState& state,
+                  std::vector<Point>& out, std::uint64_t* last_step = nullptr) {
+  std::uint64_t index = std::numeric_limits<std::uint64_t>::max();  // -1
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::uint64_t step = 0;
+    if (!get_step(r, step, last_step)) return fail(corrupt("truncated point"));
+    index += step;
+    if (index >= times.size()) return fail(corrupt("point outside its time column"));
+    Point p{times[index], 0};
+    if (!get_value(r, state, p.value)) return fail(corrupt("truncated value"));
+    out.push_back(p);
+  }
+  return {};
+}
+
+std::vector<Point> sorted_by_time(std::span<const Point> points) {
+  std::vector<Point> v(points.begin(), points.end());
+  std::stable_sort(v.begin(), v.end(),
+                   [](const Point& a, const Point& b) { return a.time < b.time; });
+  return v;
+}
+
+}  // namespace
+
 void put_value(BitWriter& w, XorState& s, double value) {
   const auto bits = std::bit_cast<std::uint64_t>(value);
   if (!s.started) {
@@ -237,88 +253,6 @@ bool get_value(BitReader& r, XorState& s, double& value) {
   return true;
 }
 
-// A point's step from the previous point's instant index (-1 before the first): '0' the next
-// instant, '10' + 8 bits, '11' + 32 bits (0 = the same instant again).
-void put_step(BitWriter& w, std::uint64_t step) {
-  if (step == 1) return w.bit(false);
-  if (step < 256) {
-    w.put(0b10, 2);
-    return w.put(step, 8);
-  }
-  w.put(0b11, 2);
-  w.put(step, 32);
-}
-
-bool get_step(BitReader& r, std::uint64_t& step) {
-  const std::uint64_t prefix = r.peek(2);
-  if ((prefix & 0b10) == 0) {
-    step = 1;
-    return r.skip(1);
-  }
-  if (!r.skip(2)) return false;
-  return r.get(prefix == 0b11 ? 32 : 8, step);
-}
-
-void encode_times_into(std::string& out, std::span<const TimeNs> times) {
-  out.push_back(static_cast<char>(kTimesFormat));
-  put_varint(out, times.size());
-  BitWriter w(out);
-  std::uint64_t prev = 0;
-  std::uint64_t prev_delta = 0;
-  for (std::size_t i = 0; i < times.size(); ++i) {
-    const auto t = static_cast<std::uint64_t>(times[i]);
-    if (i == 0) {
-      w.put(t, 64);
-    } else {
-      const std::uint64_t delta = t - prev;
-      put_dod(w, zigzag(static_cast<std::int64_t>(delta - prev_delta)));
-      prev_delta = delta;
-    }
-    prev = t;
-  }
-}
-
-// Encodes the points (sorted by time) of one series: instant steps into `times` and values.
-Status put_points(BitWriter& w, std::span<const Point> points, std::span<const TimeNs> times,
-                  XorState& state) {
-  std::int64_t prev_index = -1;
-  for (const Point& p : points) {
-    auto it = std::lower_bound(times.begin(), times.end(), p.time);
-    if (it == times.end() || *it != p.time) {
-      return fail(Error::invalid("a point's time is not in the chunk's time column"));
-    }
-    const std::int64_t index = it - times.begin();
-    put_step(w, static_cast<std::uint64_t>(index - prev_index));
-    prev_index = index;
-    put_value(w, state, p.value);
-  }
-  return {};
-}
-
-Status get_points(BitReader& r, std::uint64_t count, std::span<const TimeNs> times, XorState& state,
-                  std::vector<Point>& out) {
-  std::uint64_t index = std::numeric_limits<std::uint64_t>::max();  // -1
-  for (std::uint64_t i = 0; i < count; ++i) {
-    std::uint64_t step = 0;
-    if (!get_step(r, step)) return fail(corrupt("truncated point"));
-    index += step;
-    if (index >= times.size()) return fail(corrupt("point outside its time column"));
-    Point p{times[index], 0};
-    if (!get_value(r, state, p.value)) return fail(corrupt("truncated value"));
-    out.push_back(p);
-  }
-  return {};
-}
-
-std::vector<Point> sorted_by_time(std::span<const Point> points) {
-  std::vector<Point> v(points.begin(), points.end());
-  std::stable_sort(v.begin(), v.end(),
-                   [](const Point& a, const Point& b) { return a.time < b.time; });
-  return v;
-}
-
-}  // namespace
-
 std::string encode_times(std::span<const TimeNs> times) {
   std::string out;
   encode_times_into(out, times);
@@ -367,11 +301,12 @@ Status decode_times_into(std::string_view data, std::vector<TimeNs>& out) {
 
 Result<std::string> encode_chunk(std::span<const Point> points, std::span<const TimeNs> times) {
   std::string out;
-  out.push_back(static_cast<char>(kChunkFormat));
+  out.push_back(static_cast<char>(kChunkRepeatFormat));
   put_varint(out, points.size());
   BitWriter w(out);
   XorState state;
-  CARDIAC_TRY(put_points(w, sorted_by_time(points), times, state));
+  std::uint64_t last_step = kFirstRepeatStep;
+  CARDIAC_TRY(put_points(w, sorted_by_time(points), times, state, &last_step));
   return out;
 }
 
@@ -383,9 +318,8 @@ Result<std::vector<Point>> decode_chunk(std::string_view data, std::span<const T
 
 Status decode_chunk_into(std::string_view data, std::span<const TimeNs> times,
                          std::vector<Point>& out) {
-  if (data.empty() || static_cast<std::uint8_t>(data.front()) != kChunkFormat) {
-    return fail(corrupt("not a chunk"));
-  }
+  const auto format = data.empty() ? 0 : static_cast<std::uint8_t>(data.front());
+  if (format != kChunkFormat && format != kChunkRepeatFormat) return fail(corrupt("not a chunk"));
   data.remove_prefix(1);
   std::uint64_t count = 0;
   if (!get_varint(data, count)) return fail(corrupt("truncated chunk header"));
@@ -395,7 +329,9 @@ Status decode_chunk_into(std::string_view data, std::span<const TimeNs> times,
   // Grown geometrically: an exact reserve per chunk would copy the whole series every time.
   if (out.capacity() < before + count) out.reserve(std::max(before + count, 2 * out.capacity()));
   XorState state;
-  auto got = get_points(r, count, times, state, out);
+  std::uint64_t last_step = kFirstRepeatStep;
+  auto got = get_points(r, count, times, state, out,
+                        format == kChunkRepeatFormat ? &last_step : nullptr);
   if (!got) out.resize(before);
   return got;
 }

@@ -56,6 +56,70 @@ TEST(StoreChunk, RegularSeriesRoundTripsAndIsSmall) {
   EXPECT_LT(small->size(), 600u / 4 + 16);  // two bits per sample
 }
 
+// A GPU's series against a seal's time column: the host's instants come between the GPU's
+// every 5 seconds, so every sixth step skips one.
+TEST(StoreChunk, SeriesThatSkipTheSameInstantsPayTwoBitsASkip) {
+  std::vector<TimeNs> times;
+  std::vector<Point> points;
+  for (int i = 0; i < 600; ++i) {
+    times.push_back(kT0 + i * kNsPerSec);
+    points.push_back({times.back(), 56});
+    if (i % 5 == 4) times.push_back(kT0 + i * kNsPerSec + kNsPerSec / 3);  // the host's
+  }
+  auto chunk = encode_chunk(points, times);
+  ASSERT_TRUE(chunk) << chunk.error().what();
+  // 3 bytes of header, 64 bits for the first value, a bit per value after it, a bit per step to
+  // the next instant and two per step over the host's (119): 176 bytes. Format 2 paid 10 bits
+  // per skip: 295.
+  EXPECT_LE(chunk->size(), 176u);
+  auto back = decode_chunk(*chunk, times);
+  ASSERT_TRUE(back) << back.error().what();
+  ASSERT_EQ(back->size(), points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) EXPECT_EQ((*back)[i].time, points[i].time) << i;
+}
+
+TEST(StoreChunk, AnyStepsBetweenInstantsRoundTrip) {
+  // Steps that repeat, change, come back, need 8 or 32 bits, or name the same instant again.
+  const std::uint64_t steps[] = {1, 2, 2, 1, 3, 3, 2, 255, 256, 256, 70000, 1, 0, 2, 9, 9, 1, 0, 0};
+  std::vector<TimeNs> times;
+  for (int i = 0; i < 80000; ++i) times.push_back(kT0 + i * 1000);
+  std::vector<Point> points;
+  std::int64_t index = -1;
+  double v = 3;
+  for (const std::uint64_t step : steps) {
+    index += static_cast<std::int64_t>(step);
+    points.push_back({times[static_cast<std::size_t>(index)], v += 0.25});
+  }
+  auto chunk = encode_chunk(points, times);
+  ASSERT_TRUE(chunk) << chunk.error().what();
+  auto back = decode_chunk(*chunk, times);
+  ASSERT_TRUE(back) << back.error().what();
+  ASSERT_EQ(back->size(), points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    EXPECT_EQ((*back)[i].time, points[i].time) << i;
+    EXPECT_EQ((*back)[i].value, points[i].value) << i;
+  }
+}
+
+TEST(StoreChunk, ChunksOfTheFirstFormatStillDecode) {
+  // Format 2, written by stores before format 5: points at instants 0, 2, 3 and 300 of the
+  // column (steps '0', '10' + 8 bits, '0', '11' + 32 bits), values 7, 7, 8, 8.
+  const std::string v2("\x02\x04\x20\x0e\x00\x00\x00\x00\x00\x00\x40\x46\xa0\xff\x00\x00\x01"
+                       "\x29\x00",
+                       19);
+  std::vector<TimeNs> times;
+  for (int i = 0; i < 301; ++i) times.push_back(kT0 + i * kNsPerSec);
+  auto back = decode_chunk(v2, times);
+  ASSERT_TRUE(back) << back.error().what();
+  ASSERT_EQ(back->size(), 4u);
+  const std::size_t at[] = {0, 2, 3, 300};
+  const double values[] = {7, 7, 8, 8};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ((*back)[i].time, times[at[i]]) << i;
+    EXPECT_EQ((*back)[i].value, values[i]) << i;
+  }
+}
+
 TEST(StoreChunk, SpecialValuesRoundTripBitForBit) {
   const double inf = std::numeric_limits<double>::infinity();
   const double values[] = {0.0,

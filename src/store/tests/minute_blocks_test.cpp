@@ -64,8 +64,9 @@ TEST(StoreMinuteBlocks, CodecRoundTripsBitForBitAndRefusesDamage) {
     EXPECT_EQ(std::bit_cast<std::uint64_t>((*out)[i].max), std::bit_cast<std::uint64_t>(in[i].max));
     EXPECT_EQ((*out)[i].count, in[i].count);
   }
-  // A constant minute costs its offset, count, flags and one double.
-  EXPECT_EQ(encode_minute_block(hour, std::vector<MinuteBucket>{in[0]}).size(), 1u + 1 + 1 + 1 + 8);
+  // A constant minute alone: the format byte, the bucket count, then 8 bits of offset, 14 of
+  // count (1 + 7 of width + 6: 60 samples), 2 of flags and the double's 64: 13 bytes.
+  EXPECT_EQ(encode_minute_block(hour, std::vector<MinuteBucket>{in[0]}).size(), 1u + 1 + 11);
   // Negative times round towards zero, as SQL's % does: minutes before their block's hour.
   const TimeNs neg = -90 * kNsPerSec;
   const MinuteBucket early{neg - neg % kMinuteNs, 2, 2, 2, 1};
@@ -77,6 +78,74 @@ TEST(StoreMinuteBlocks, CodecRoundTripsBitForBitAndRefusesDamage) {
     EXPECT_FALSE(decode_minute_block(data.substr(0, cut), hour)) << cut;
   }
   EXPECT_FALSE(decode_minute_block(data + "x", hour));
+}
+
+// A series read at 1 s for an hour: each minute's bucket XORed with the one before costs a few
+// bits where it repeats, not three doubles.
+TEST(StoreMinuteBlocks, AnHourOfMinutesPacksWhatRepeats) {
+  const TimeNs hour = kBlocksHour0;
+  std::vector<MinuteBucket> constant;
+  std::vector<MinuteBucket> temperature;
+  for (int m = 0; m < 60; ++m) {
+    const TimeNs t = hour + m * kMinuteNs;
+    constant.push_back({t, 700, 700, 700, 60});
+    // Integer readings between 55 and 58: min and max repeat, the mean does not.
+    temperature.push_back({t, 55.0 + m % 2, 56.0 + (m * 7 % 23) / 22.0, 57.0 + m % 3, 60});
+  }
+  const std::string flat = encode_minute_block(hour, constant);
+  const std::string warm = encode_minute_block(hour, temperature);
+  // 2 bytes of header, 88 bits for the first minute (8 of offset, 14 of count, 2 of flags, 64),
+  // 5 bits for each after it: 50 bytes (the first layout: 11 bytes a minute, 660).
+  EXPECT_LE(flat.size(), 50u);
+  // The first layout: 27 bytes a minute, 1,621.
+  EXPECT_LT(warm.size(), 900u);
+  for (const auto* block : {&flat, &warm}) {
+    auto back = decode_minute_block(*block, hour);
+    ASSERT_TRUE(back) << back.error().what();
+    const auto& in = block == &flat ? constant : temperature;
+    ASSERT_EQ(back->size(), in.size());
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      EXPECT_EQ((*back)[i].bucket, in[i].bucket);
+      EXPECT_EQ((*back)[i].min, in[i].min);
+      EXPECT_EQ((*back)[i].avg, in[i].avg);
+      EXPECT_EQ((*back)[i].max, in[i].max);
+      EXPECT_EQ((*back)[i].count, in[i].count);
+    }
+  }
+}
+
+// Blocks written before the packed layout stay readable: varints of the bucket count, each
+// bucket's zigzagged minute and count, a flags byte and the doubles little-endian.
+TEST(StoreMinuteBlocks, BlocksOfTheFirstLayoutStillDecode) {
+  const TimeNs hour = kBlocksHour0;
+  std::string old;
+  const auto put_double = [&old](double d) {
+    const auto u = std::bit_cast<std::uint64_t>(d);
+    for (int i = 0; i < 8; ++i) old.push_back(static_cast<char>((u >> (8 * i)) & 0xff));
+  };
+  old += '\x02';
+  old += '\x06';  // minute 3
+  old += '\x3c';  // 60 samples
+  old += '\x03';  // max and avg equal min
+  put_double(41.5);
+  old += '\x0a';  // minute 5
+  old += '\x3b';  // 59 samples
+  old += '\x00';
+  put_double(40);
+  put_double(44);
+  put_double(42.25);
+  auto back = decode_minute_block(old, hour);
+  ASSERT_TRUE(back) << back.error().what();
+  ASSERT_EQ(back->size(), 2u);
+  EXPECT_EQ((*back)[0].bucket, hour + 3 * kMinuteNs);
+  EXPECT_EQ((*back)[0].max, 41.5);
+  EXPECT_EQ((*back)[0].count, 60);
+  EXPECT_EQ((*back)[1].bucket, hour + 5 * kMinuteNs);
+  EXPECT_EQ((*back)[1].min, 40);
+  EXPECT_EQ((*back)[1].max, 44);
+  EXPECT_EQ((*back)[1].avg, 42.25);
+  EXPECT_EQ((*back)[1].count, 59);
+  EXPECT_FALSE(decode_minute_block(old.substr(0, old.size() - 1), hour));
 }
 
 TEST(StoreMinuteBlocks, WholeHourRollUpAppendsOneBlockPerSeriesAndAnIdleRunWritesNothing) {
