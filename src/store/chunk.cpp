@@ -330,8 +330,8 @@ Status decode_chunk_into(std::string_view data, std::span<const TimeNs> times,
   if (out.capacity() < before + count) out.reserve(std::max(before + count, 2 * out.capacity()));
   XorState state;
   std::uint64_t last_step = kFirstRepeatStep;
-  auto got = get_points(r, count, times, state, out,
-                        format == kChunkRepeatFormat ? &last_step : nullptr);
+  auto got =
+      get_points(r, count, times, state, out, format == kChunkRepeatFormat ? &last_step : nullptr);
   if (!got) out.resize(before);
   return got;
 }

@@ -104,9 +104,10 @@ TEST(StoreChunk, AnyStepsBetweenInstantsRoundTrip) {
 TEST(StoreChunk, ChunksOfTheFirstFormatStillDecode) {
   // Format 2, written by stores before format 5: points at instants 0, 2, 3 and 300 of the
   // column (steps '0', '10' + 8 bits, '0', '11' + 32 bits), values 7, 7, 8, 8.
-  const std::string v2("\x02\x04\x20\x0e\x00\x00\x00\x00\x00\x00\x40\x46\xa0\xff\x00\x00\x01"
-                       "\x29\x00",
-                       19);
+  const std::string v2(
+      "\x02\x04\x20\x0e\x00\x00\x00\x00\x00\x00\x40\x46\xa0\xff\x00\x00\x01"
+      "\x29\x00",
+      19);
   std::vector<TimeNs> times;
   for (int i = 0; i < 301; ++i) times.push_back(kT0 + i * kNsPerSec);
   auto back = decode_chunk(v2, times);
