@@ -204,6 +204,13 @@ class RowWriter {
     }
     return {};
   }
+  cardiac::Status append(std::string_view metric, std::optional<unsigned> gpu, TimeNs at,
+                         double value) {
+    auto id = ids_.metric_id(metric);
+    if (!id) return cardiac::fail(id.error());
+    rows_.push_back({at, gpu, *id, value});
+    return {};
+  }
   cardiac::Status flush() {
     auto tx = store::Transaction::begin(db_);
     if (!tx) return cardiac::fail(tx.error());
@@ -342,13 +349,28 @@ constexpr std::int64_t kRollupLate = 120;  // store::kRollupLateness in seconds
 // SampleWriter (tail rows and seals) and, for comparison, as `samples` rows. range(0) = N > 0
 // also runs roll_up() every N simulated minutes up to store::rollup_horizon() as the agent's
 // maintenance thread does (it wakes every 10 minutes, kRollupPeriod), and after the hour the
-// run that rolls up its last clock hour, so each minute of the hour is rolled up once; range(1)
-// = F flushes every F seconds (the agent's store.flush_interval). Counters: MB (10^6) written per
-// day (the hour × 24) for each layout.
+// run that rolls up its last clock hour, so each minute of the hour is rolled up once, each run
+// followed by the agent's checkpoint of the WAL; range(1) = F flushes every F seconds (the
+// agent's store.flush_interval); range(2) = 1 adds the agent's five host series, read every 5 s
+// at instants of their own between the GPUs' (so each GPU series skips one instant of the seal's
+// time column every 5 s). Counters: MB (10^6) written per day (the hour × 24) for each layout.
 void BM_StoreWritesPerDay(benchmark::State& state) {
   const auto dev = h100_device();
   const std::int64_t every = state.range(0) * 60;   // seconds between roll_up() calls; 0: none
   const std::int64_t flush_every = state.range(1);  // seconds between flushes
+  const bool with_host = state.range(2) != 0;
+  // The host series as the agent writes them every 5 s, 41 ms after that second's GPU reading.
+  const auto add_host = [](auto& writer, std::int64_t sec) -> cardiac::Status {
+    const TimeNs at = instant(sec, true) + 41'000'000;
+    const auto wobble = static_cast<double>((sec * 2654435761LL) % 7);
+    CARDIAC_TRY(writer.append("host_cpu_busy_percent", std::nullopt, at, 12.5 + wobble * 0.37));
+    CARDIAC_TRY(writer.append("host_cpu_iowait_percent", std::nullopt, at, 0.1 * wobble));
+    CARDIAC_TRY(writer.append("host_memory_available_bytes", std::nullopt, at,
+                              2.0e11 - wobble * 4096 * 1024));
+    CARDIAC_TRY(writer.append("host_swap_used_bytes", std::nullopt, at, 0));
+    return writer.append("host_load1", std::nullopt, at, 3.2 + wobble * 0.01);
+  };
+  const auto checkpoint = [](store::Db& db) { return db.exec("PRAGMA wal_checkpoint(PASSIVE)"); };
   // As the agent's maintenance thread calls it: up to the last whole hour, 2 minutes late.
   const auto rollup_at = [](std::int64_t sec) { return store::rollup_horizon(instant(sec, true)); };
   const auto roll = [](store::Db& db, store::RollupHorizon h) {
@@ -365,11 +387,18 @@ void BM_StoreWritesPerDay(benchmark::State& state) {
       const auto before = written_bytes();
       for (std::int64_t sec = 0; sec < 3600; ++sec) {
         BENCH_CHECK(state, w.add_gpus(simulated_snapshot(dev, 8, sec), instant(sec, true)));
+        if (with_host && sec % 5 == 0) BENCH_CHECK(state, add_host(w, sec));
         if (sec % flush_every == flush_every - 1) BENCH_CHECK(state, w.flush());
-        if (every > 0 && sec % every == every - 1) BENCH_CHECK(state, roll(*ts.db, rollup_at(sec)));
+        if (every > 0 && sec % every == every - 1) {
+          BENCH_CHECK(state, roll(*ts.db, rollup_at(sec)));
+          BENCH_CHECK(state, checkpoint(*ts.db));
+        }
       }
       BENCH_CHECK(state, w.flush());
-      if (every > 0) BENCH_CHECK(state, roll(*ts.db, last_rollup));
+      if (every > 0) {
+        BENCH_CHECK(state, roll(*ts.db, last_rollup));
+        BENCH_CHECK(state, checkpoint(*ts.db));
+      }
       sealed_bytes = written_bytes() - before;
     }
     {
@@ -378,11 +407,18 @@ void BM_StoreWritesPerDay(benchmark::State& state) {
       const auto before = written_bytes();
       for (std::int64_t sec = 0; sec < 3600; ++sec) {
         BENCH_CHECK(state, r.add_gpus(simulated_snapshot(dev, 8, sec), instant(sec, true)));
+        if (with_host && sec % 5 == 0) BENCH_CHECK(state, add_host(r, sec));
         if (sec % flush_every == flush_every - 1) BENCH_CHECK(state, r.flush());
-        if (every > 0 && sec % every == every - 1) BENCH_CHECK(state, roll(*ts.db, rollup_at(sec)));
+        if (every > 0 && sec % every == every - 1) {
+          BENCH_CHECK(state, roll(*ts.db, rollup_at(sec)));
+          BENCH_CHECK(state, checkpoint(*ts.db));
+        }
       }
       BENCH_CHECK(state, r.flush());
-      if (every > 0) BENCH_CHECK(state, roll(*ts.db, last_rollup));
+      if (every > 0) {
+        BENCH_CHECK(state, roll(*ts.db, last_rollup));
+        BENCH_CHECK(state, checkpoint(*ts.db));
+      }
       rows_bytes = written_bytes() - before;
     }
     state.counters["MB_written_per_day"] = static_cast<double>(sealed_bytes) * 24 / 1e6;
@@ -390,11 +426,13 @@ void BM_StoreWritesPerDay(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_StoreWritesPerDay)
-    ->Args({0, 5})
-    ->Args({1, 5})
-    ->Args({10, 5})
-    ->Args({0, 10})
-    ->Args({10, 10})
+    ->Args({0, 5, 0})
+    ->Args({1, 5, 0})
+    ->Args({10, 5, 0})
+    ->Args({0, 10, 0})
+    ->Args({10, 10, 0})
+    ->Args({0, 5, 1})
+    ->Args({10, 5, 1})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
