@@ -11,7 +11,7 @@ namespace cardiac::store {
 namespace {
 
 // Append only: a released migration never changes, a schema change is a new entry.
-constexpr std::array<std::string_view, 8> kMigrations = {
+constexpr std::array<std::string_view, 9> kMigrations = {
     // 1: the initial layout. Samples are "long" (one row per metric value) so a new metric is
     // a row in `metrics`, not a migration.
     R"sql(
@@ -280,6 +280,13 @@ CREATE TABLE incident_remediations (
   at_ns INTEGER NOT NULL
 );
 CREATE INDEX incident_remediations_by_incident ON incident_remediations(incident_id);
+)sql",
+    // 9: no table changes. From here on seals write chunks of format 5 (a skipped instant
+    // repeated in two bits) and roll-ups write packed minute blocks (store/chunk.h,
+    // store/minute_blocks.h); this cardiac reads both the old and the new, but a cardiac from
+    // before would call the new blobs corrupt, so the version tells it to refuse the store.
+    R"sql(
+SELECT 1;
 )sql",
 };
 
