@@ -17,6 +17,7 @@
 #include "server/params.h"
 #include "store/access.h"
 #include "store/incidents.h"
+#include "store/minute_blocks.h"
 #include "store/retention.h"
 #include "store/sealed.h"
 
@@ -36,26 +37,73 @@ std::string this_host() {
   return name;
 }
 
-// The earliest instant the store holds anything from: its raw samples (legacy rows, seals, the
-// tail), minute and hour roll-ups, and incidents. nullopt for a store with nothing in it.
-Result<std::optional<TimeNs>> first_data(const store::Db& db) {
+// The earliest value `sql` (one column, one row) gives; nullopt for an empty table.
+Result<std::optional<TimeNs>> earliest(const store::Db& db, const char* sql) {
+  auto st = db.prepare(sql);
+  if (!st) return fail(st.error());
+  auto row = st->step();
+  if (!row) return fail(row.error());
+  if (!*row) return std::optional<TimeNs>{};
+  return st->column_opt_int64(0);
+}
+
+// The first minute bucket of the earliest hour's minute blocks: a block is keyed by its hour,
+// its first bucket may be any minute of it.
+Result<std::optional<TimeNs>> first_minute_block(const store::Db& db) {
+  auto st = db.prepare(
+      "SELECT hour_ns, data FROM rollup_1m_blocks WHERE hour_ns = "
+      "(SELECT min(hour_ns) FROM rollup_1m_blocks)");
+  if (!st) return fail(st.error());
   std::optional<TimeNs> first;
-  auto keep = [&](TimeNs t) { first = first ? std::min(*first, t) : t; };
-  for (const char* sql :
-       {"SELECT min(time_ns) FROM samples", "SELECT min(start_ns) FROM sample_seals",
-        "SELECT min(hour_ns) FROM rollup_1m_blocks", "SELECT min(bucket_ns) FROM rollup_1m",
-        "SELECT min(bucket_ns) FROM rollup_1h", "SELECT min(started_ns) FROM incidents"}) {
-    auto st = db.prepare(sql);
-    if (!st) return fail(st.error());
+  for (;;) {
     auto row = st->step();
     if (!row) return fail(row.error());
-    if (*row) {
-      if (auto v = st->column_opt_int64(0)) keep(*v);
+    if (!*row) break;
+    auto buckets = store::decode_minute_block(st->column_blob(1), st->column_int64(0));
+    if (!buckets) return fail(buckets.error().with_context(db.path()));
+    if (!buckets->empty() && (!first || buckets->front().bucket < *first)) {
+      first = buckets->front().bucket;
     }
+  }
+  return first;
+}
+
+// The earliest instant the store holds anything from: its raw samples (legacy rows, seals, the
+// tail), minute and hour roll-ups, and incidents. A roll-up's bucket starts before its first
+// sample, so a level counts only for the time before the finer ones begin (raw samples pruned by
+// age): a store started at 11:23 observed from 11:23, not from its first hour bucket's 11:00.
+// nullopt for a store with nothing in it.
+Result<std::optional<TimeNs>> first_data(const store::Db& db) {
+  std::optional<TimeNs> first;
+  auto keep = [&](std::optional<TimeNs> t) {
+    if (t) first = first ? std::min(*first, *t) : *t;
+  };
+  for (const char* sql :
+       {"SELECT min(time_ns) FROM samples", "SELECT min(start_ns) FROM sample_seals"}) {
+    auto t = earliest(db, sql);
+    if (!t) return fail(t.error());
+    keep(*t);
   }
   auto tail = store::live_tail_records(db);
   if (!tail) return fail(tail.error());
   for (const auto& r : tail->records) keep(r.start_ns);
+  // A coarser level's bucket counts where it lies wholly before what the finer levels hold.
+  const auto coarser = [&](std::optional<TimeNs> bucket, DurationNs width) {
+    if (bucket && (!first || *bucket + width <= *first)) first = *bucket;
+  };
+  auto minute_rows = earliest(db, "SELECT min(bucket_ns) FROM rollup_1m");
+  if (!minute_rows) return fail(minute_rows.error());
+  auto minute_blocks = first_minute_block(db);
+  if (!minute_blocks) return fail(minute_blocks.error());
+  std::optional<TimeNs> minute = *minute_rows;
+  if (*minute_blocks && (!minute || **minute_blocks < *minute)) minute = *minute_blocks;
+  coarser(minute, store::kMinuteNs);
+  auto hour = earliest(db, "SELECT min(bucket_ns) FROM rollup_1h");
+  if (!hour) return fail(hour.error());
+  coarser(*hour, store::kHourNs);
+  auto incident = earliest(db, "SELECT min(started_ns) FROM incidents");
+  if (!incident) return fail(incident.error());
+  keep(*incident);
   return first;
 }
 

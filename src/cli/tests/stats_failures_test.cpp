@@ -18,7 +18,9 @@
 #include "failstats/intervals.h"
 #include "sim/failures.h"
 #include "store/incidents.h"
+#include "store/retention.h"
 #include "store/schema.h"
+#include "store/sealed.h"
 #include "store/writer.h"
 
 namespace cardiac::cli {
@@ -28,6 +30,11 @@ using cardiac::testing::TempDir;
 
 constexpr DurationNs kHour = 3600 * kNsPerSec;
 constexpr DurationNs kDay = 24 * kHour;
+
+std::int64_t scalar_of(const store::Db& db, const char* sql) {
+  auto v = db.query_int64(sql);
+  return v && *v ? **v : -1;
+}
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
@@ -168,6 +175,38 @@ std::map<std::string, double> class_rates(const sim::FailureModel& m) {
     out[std::string(failstats::class_name(failstats::classify_component(c)))] += c.per_gpu_day;
   }
   return out;
+}
+
+// A store started at 23 minutes past an hour and rolled up: its minute blocks and hour rows are
+// keyed by 11:00-like buckets, but it observed its GPUs from its first sample on.
+TEST(StatsFailuresExposure, BeginsAtTheFirstSampleNotItsRollUpsBucket) {
+  TempDir dir;
+  const std::string path = dir.path() + "/cardiac.db";
+  ManualClock clock;
+  const TimeNs hour = clock.now() / kHour * kHour - 3 * kHour;
+  const TimeNs first = hour + 23 * 60 * kNsPerSec;
+  {
+    auto db = store::open_store(path);
+    ASSERT_TRUE(db) << db.error().what();
+    store::SampleWriter w(*db);
+    for (TimeNs t = first; t < clock.now(); t += 10 * kNsPerSec) {
+      ASSERT_TRUE(w.append("gpu_temperature", 0u, t, 40));
+    }
+    ASSERT_TRUE(w.flush());
+    ASSERT_TRUE(store::seal_tail(*db));
+    const auto horizon = store::rollup_horizon(clock.now() + kDay);
+    ASSERT_TRUE(store::roll_up(*db, horizon.minutes, horizon.hours));
+    ASSERT_EQ(scalar_of(*db, "SELECT min(bucket_ns) FROM rollup_1h"), hour);
+    // The raw samples go: only the roll-ups remember the start.
+    ASSERT_TRUE(store::prune(*db, clock.now() + 30 * kDay, {kDay, 365 * kDay, 365 * kDay}));
+    ASSERT_EQ(scalar_of(*db, "SELECT count(*) FROM sample_seals"), 0);
+  }
+  Ran r = run(register_stats, "stats", {"failures", "--db", path, "--node", "n", "--json"}, clock);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["window"]["start_ns"].get<TimeNs>(), first);
+  EXPECT_NEAR(j["exposure"]["gpu_days"].get<double>(),
+              static_cast<double>(clock.now() - first) / kDay, 1e-9);
 }
 
 TEST(SimFailuresRoundTrip, ExportedHistoryRefitsWithinTheIntervals) {
