@@ -89,7 +89,7 @@ Result<std::optional<TimeNs>> first_data(const store::Db& db) {
   for (const auto& r : tail->records) keep(r.start_ns);
   // A coarser level's bucket counts where it lies wholly before what the finer levels hold.
   const auto coarser = [&](std::optional<TimeNs> bucket, DurationNs width) {
-    if (bucket && (!first || *bucket + width <= *first)) first = *bucket;
+    if (bucket && (!first || *bucket + width <= *first)) first = bucket;
   };
   auto minute_rows = earliest(db, "SELECT min(bucket_ns) FROM rollup_1m");
   if (!minute_rows) return fail(minute_rows.error());
