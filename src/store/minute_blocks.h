@@ -27,8 +27,9 @@ struct MinuteBucket {
 // The hour a bucket's block belongs to (bucket - bucket % kHourNs, as SQL's % rounds).
 [[nodiscard]] TimeNs block_hour(TimeNs bucket);
 
-// A block: its buckets ascending, each a minute of `hour`; doubles kept bit for bit, and a
-// minute whose values were all equal costs its count and one double.
+// A block: its buckets ascending, each a minute of `hour`; doubles kept bit for bit, each of
+// min, avg and max XORed with the bucket before in a bit stream (a minute like the one before
+// costs about 5 bits). Blocks of the first layout (a double per value) decode too.
 [[nodiscard]] std::string encode_minute_block(TimeNs hour, std::span<const MinuteBucket> buckets);
 // A parse error when truncated or corrupt; never reads past `data`.
 [[nodiscard]] Result<std::vector<MinuteBucket>> decode_minute_block(std::string_view data,
