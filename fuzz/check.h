@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <string_view>
 
 // A documented contract of the function under test did not hold: print it and abort, which
@@ -22,6 +23,12 @@
   } while (0)
 
 namespace cardiac::fuzz {
+
+// For LLVMFuzzerInitialize: with CARDIAC_FUZZ_WRITE_SEEDS=DIR set, writes the target's seed
+// inputs into DIR (scripts/fuzz.sh) and exits with what `write_seeds` returned.
+inline void write_seeds_if_asked(int (*write_seeds)(const std::string& dir)) {
+  if (const char* dir = std::getenv("CARDIAC_FUZZ_WRITE_SEEDS")) std::exit(write_seeds(dir));
+}
 
 // The fuzz input as text. The view covers libFuzzer's own buffer, which is allocated at
 // exactly `size` bytes, so ASan catches a parser that reads one byte past the end.

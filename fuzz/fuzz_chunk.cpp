@@ -243,7 +243,7 @@ int write_seeds(const std::string& dir) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  if (const char* dir = std::getenv("CARDIAC_FUZZ_WRITE_SEEDS")) std::exit(write_seeds(dir));
+  cardiac::fuzz::write_seeds_if_asked(write_seeds);
   return 0;
 }
 

@@ -258,7 +258,7 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
     }
     std::exit(0);
   }
-  if (const char* dir = std::getenv("CARDIAC_FUZZ_WRITE_SEEDS")) std::exit(write_seeds(dir));
+  cardiac::fuzz::write_seeds_if_asked(write_seeds);
   return 0;
 }
 
