@@ -196,7 +196,7 @@ void run_maintenance(const config::Config& c, const Clock& clock, Stopper& stop)
     }
     // The WAL's pages into the database file after the run that rolled a new hour up (and the
     // first run), not at SQLite's 1000-page mark: the WAL then holds an hour (six seals and the
-    // roll-up, about 1.5 MB for 8 GPUs) and restarts from its beginning. The pages that several
+    // roll-up, about 1 MB for 8 GPUs) and restarts from its beginning. The pages that several
     // seals rewrite (the tables' last leaves, their parents) reach the database file once an
     // hour rather than six times: 5% of what the store hands to write(2) (BM_StoreWritesPerDay).
     // The WAL is synced before a tail file is cut (store/writer.h), so no sample depends on
