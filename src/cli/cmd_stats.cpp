@@ -37,16 +37,6 @@ std::string this_host() {
   return name;
 }
 
-// The earliest value `sql` (one column, one row) gives; nullopt for an empty table.
-Result<std::optional<TimeNs>> earliest(const store::Db& db, const char* sql) {
-  auto st = db.prepare(sql);
-  if (!st) return fail(st.error());
-  auto row = st->step();
-  if (!row) return fail(row.error());
-  if (!*row) return std::optional<TimeNs>{};
-  return st->column_opt_int64(0);
-}
-
 // The first minute bucket of the earliest hour's minute blocks: a block is keyed by its hour,
 // its first bucket may be any minute of it.
 Result<std::optional<TimeNs>> first_minute_block(const store::Db& db) {
@@ -80,7 +70,7 @@ Result<std::optional<TimeNs>> first_data(const store::Db& db) {
   };
   for (const char* sql :
        {"SELECT min(time_ns) FROM samples", "SELECT min(start_ns) FROM sample_seals"}) {
-    auto t = earliest(db, sql);
+    auto t = db.query_int64(sql);
     if (!t) return fail(t.error());
     keep(*t);
   }
@@ -91,17 +81,17 @@ Result<std::optional<TimeNs>> first_data(const store::Db& db) {
   const auto coarser = [&](std::optional<TimeNs> bucket, DurationNs width) {
     if (bucket && (!first || *bucket + width <= *first)) first = bucket;
   };
-  auto minute_rows = earliest(db, "SELECT min(bucket_ns) FROM rollup_1m");
+  auto minute_rows = db.query_int64("SELECT min(bucket_ns) FROM rollup_1m");
   if (!minute_rows) return fail(minute_rows.error());
   auto minute_blocks = first_minute_block(db);
   if (!minute_blocks) return fail(minute_blocks.error());
   std::optional<TimeNs> minute = *minute_rows;
   if (*minute_blocks && (!minute || **minute_blocks < *minute)) minute = *minute_blocks;
   coarser(minute, store::kMinuteNs);
-  auto hour = earliest(db, "SELECT min(bucket_ns) FROM rollup_1h");
+  auto hour = db.query_int64("SELECT min(bucket_ns) FROM rollup_1h");
   if (!hour) return fail(hour.error());
   coarser(*hour, store::kHourNs);
-  auto incident = earliest(db, "SELECT min(started_ns) FROM incidents");
+  auto incident = db.query_int64("SELECT min(started_ns) FROM incidents");
   if (!incident) return fail(incident.error());
   keep(*incident);
   return first;
